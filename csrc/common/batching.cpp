@@ -1,0 +1,55 @@
+#include "common/batching.h"
+
+#include <ATen/ExpandUtils.h>
+
+namespace batchchol {
+
+int64_t batch_count(const at::Tensor& t) {
+  int64_t count = 1;
+  for (int64_t d = 0; d < t.dim() - 2; ++d) count *= t.size(d);
+  return count;
+}
+
+at::Tensor flatten_batch(const at::Tensor& t) {
+  return t.reshape({batch_count(t), t.size(-2), t.size(-1)}).contiguous();
+}
+
+SolveBatch make_solve_batch(const at::Tensor& A, const at::Tensor& B) {
+  SolveBatch s;
+  s.n = A.size(-1);
+  s.rows = B.size(-2);
+  s.cols = B.size(-1);
+  const auto a_batch = A.sizes().slice(0, A.dim() - 2);
+  const auto b_batch = B.sizes().slice(0, B.dim() - 2);
+  const auto batch_shape = at::infer_size(a_batch, b_batch);
+
+  std::vector<int64_t> b_full(batch_shape.begin(), batch_shape.end());
+  b_full.push_back(s.rows);
+  b_full.push_back(s.cols);
+  s.out_shape = b_full;
+  s.batch = 1;
+  for (auto d : batch_shape) s.batch *= d;
+
+  const int64_t a_count = batch_count(A);
+  if (a_count == s.batch) {
+    // Same number of systems: A's batch order equals the broadcast order unless
+    // A only differs by leading size-1 dims, which a reshape handles.
+    s.A = flatten_batch(A);
+    s.a_stride = s.n * s.n;
+    s.a_per_system = true;
+  } else if (a_count == 1) {
+    // One matrix shared by all right-hand sides: no copy, stride 0.
+    s.A = flatten_batch(A);
+    s.a_stride = 0;
+  } else {
+    std::vector<int64_t> a_full(batch_shape.begin(), batch_shape.end());
+    a_full.push_back(s.n);
+    a_full.push_back(s.n);
+    s.A = A.expand(a_full).reshape({s.batch, s.n, s.n}).contiguous();
+    s.a_stride = s.n * s.n;
+  }
+  s.B = B.expand(b_full).reshape({s.batch, s.rows, s.cols}).contiguous();
+  return s;
+}
+
+}  // namespace batchchol

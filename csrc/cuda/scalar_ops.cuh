@@ -1,0 +1,71 @@
+// Scalar helpers shared by the CUDA device routines: the same source serves
+// float, double, c10::complex<float> and c10::complex<double>.
+#pragma once
+
+#include <c10/util/complex.h>
+#include <cuda_runtime.h>
+
+namespace batchchol {
+namespace cuda {
+
+template <typename T>
+struct RealOf {
+  using type = T;
+};
+template <typename R>
+struct RealOf<c10::complex<R>> {
+  using type = R;
+};
+template <typename T>
+using real_t = typename RealOf<T>::type;
+
+template <typename T>
+struct IsComplex {
+  static constexpr bool value = false;
+};
+template <typename R>
+struct IsComplex<c10::complex<R>> {
+  static constexpr bool value = true;
+};
+
+__device__ __forceinline__ float conj_(float x) { return x; }
+__device__ __forceinline__ double conj_(double x) { return x; }
+template <typename R>
+__device__ __forceinline__ c10::complex<R> conj_(c10::complex<R> x) {
+  return c10::complex<R>(x.real(), -x.imag());
+}
+
+__device__ __forceinline__ float real_(float x) { return x; }
+__device__ __forceinline__ double real_(double x) { return x; }
+template <typename R>
+__device__ __forceinline__ R real_(c10::complex<R> x) {
+  return x.real();
+}
+
+// a * conj(b), the inner-product term of every Hermitian update.
+template <typename T>
+__device__ __forceinline__ T mul_conj(T a, T b) {
+  return a * conj_(b);
+}
+
+// A pivot is usable only if it is positive and finite: NaN and Inf anywhere in the
+// referenced triangle reach some pivot and must fail that matrix (info > 0).
+template <typename R>
+__device__ __forceinline__ bool pivot_ok(R d) {
+  return d > R(0) && d < R(INFINITY);
+}
+
+// Warp shuffles of complex values move the two halves separately.
+template <typename T>
+__device__ __forceinline__ T shfl(T v, int src, int width = 32, unsigned mask = 0xffffffffu) {
+  return __shfl_sync(mask, v, src, width);
+}
+template <typename R>
+__device__ __forceinline__ c10::complex<R> shfl(c10::complex<R> v, int src, int width = 32,
+                                                unsigned mask = 0xffffffffu) {
+  return c10::complex<R>(__shfl_sync(mask, v.real(), src, width),
+                         __shfl_sync(mask, v.imag(), src, width));
+}
+
+}  // namespace cuda
+}  // namespace batchchol

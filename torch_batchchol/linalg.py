@@ -1,0 +1,102 @@
+"""torch.linalg-style API over the batchchol ops.
+
+Names, arguments and errors mirror torch.linalg: where torch.linalg raises
+torch.linalg.LinAlgError, these do too. cholesky_ex, cholesky_solve and
+solve_triangular never synchronize with the host; cholesky and solve read `info`
+back to raise (as torch.linalg does).
+"""
+
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+from . import _library  # noqa: F401  (registers torch.ops.batchchol)
+
+_ops = torch.ops.batchchol
+
+
+class CholeskyEx(NamedTuple):
+    L: Tensor
+    info: Tensor
+
+
+def _raise_if_failed(api: str, info: Tensor, what: str) -> None:
+    """Raise torch.linalg.LinAlgError naming the first failed batch element."""
+    if torch.compiler.is_compiling():
+        # A data-dependent raise would break the graph; keep the failure loud.
+        torch._assert_async(torch.all(info == 0), f"{api}: {what} is not positive-definite")
+        return
+    if info.numel() == 0:
+        return
+    failed = torch.nonzero(info.reshape(-1)).reshape(-1)
+    if failed.numel() == 0:
+        return
+    index = int(failed[0])
+    order = int(info.reshape(-1)[index])
+    where = f"(Batch element {index}): " if info.dim() > 0 else ""
+    raise torch.linalg.LinAlgError(
+        f"{api}: {where}The factorization could not be completed because the {what} is not "
+        f"positive-definite (the leading minor of order {order} is not positive-definite)."
+    )
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> CholeskyEx:
+    """Cholesky factor of a batch of Hermitian positive-definite matrices, with `info`.
+
+    Like torch.linalg.cholesky_ex: returns (L, info) with L lower (or upper)
+    triangular, the other triangle zero, and info int32 of the batch shape
+    (0 = success, k > 0 = the leading minor of order k is not positive-definite,
+    NaN and Inf included). Only the lower (upper) triangle of A is read.
+    """
+    L, info = _ops.potrf(A, upper)
+    if check_errors:
+        _raise_if_failed("torch_batchchol.cholesky_ex", info, "input")
+    return CholeskyEx(L, info)
+
+
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    """Like torch.linalg.cholesky: raises torch.linalg.LinAlgError on failure."""
+    L, info = _ops.potrf(A, upper)
+    _raise_if_failed("torch_batchchol.cholesky", info, "input")
+    return L
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """Like torch.cholesky_solve: X with A X = B where A = L L^H (U^H U if upper)."""
+    return _ops.potrs(L, B, upper)
+
+
+def _is_vector_rhs(A: Tensor, B: Tensor) -> bool:
+    # torch.linalg.solve's rule for treating B as a (batch of) vector(s).
+    return B.dim() == 1 or (B.dim() == A.dim() - 1 and B.shape == A.shape[:-1])
+
+
+def solve(A: Tensor, B: Tensor, *, upper: bool = False, left: bool = True) -> Tensor:
+    """Solve A X = B (X A = B if not left) for Hermitian positive-definite A.
+
+    Like torch.linalg.solve, restricted to positive-definite A, which lets it use
+    one fused Cholesky factor-and-solve (posv). Only the lower (upper) triangle of A
+    is read. Raises torch.linalg.LinAlgError when a matrix is not positive-definite.
+    """
+    if A.dim() < 2:
+        raise ValueError(
+            f"torch_batchchol.solve: expected A of shape [*, n, n], got {tuple(A.shape)}"
+        )
+    vector = _is_vector_rhs(A, B)
+    rhs = B.unsqueeze(-1) if vector else B
+    if not left:
+        # X A = B  <=>  A X^H = B^H for Hermitian A.
+        rhs = rhs.mH
+    X, _, info = _ops.posv(A, rhs, upper)
+    _raise_if_failed("torch_batchchol.solve", info, "input")
+    if not left:
+        X = X.mH
+    return X.squeeze(-1) if vector else X
+
+
+def solve_triangular(
+    A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
+) -> Tensor:
+    """Like torch.linalg.solve_triangular: op(A) X = B (left) or X A = B (right)."""
+    return _ops.trsm(A, B, upper, left, False, unitriangular)
