@@ -23,7 +23,10 @@ def main() -> None:
     parser.add_argument("--name", default="batchchol_dev")
     args = parser.parse_args()
 
-    from torch.utils.cpp_extension import load
+    from torch.utils.cpp_extension import CUDA_HOME, load
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from cuda_includes import extra_cuda_include_dirs
 
     os.makedirs(args.build_dir, exist_ok=True)
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
@@ -35,7 +38,8 @@ def main() -> None:
     load(
         name=args.name,
         sources=srcs,
-        extra_include_paths=[os.path.join(ROOT, "csrc")],
+        extra_include_paths=[os.path.join(ROOT, "csrc")]
+        + (extra_cuda_include_dirs(CUDA_HOME) if args.cuda else []),
         extra_cflags=cflags,
         extra_cuda_cflags=["-O3", "--expt-relaxed-constexpr", "-lineinfo", "-DBATCHCHOL_WITH_CUDA"],
         extra_ldflags=["-fopenmp"],

@@ -1,0 +1,116 @@
+// POTRF on CUDA: kernel choice by size, launches, and the op registration.
+#include <ATen/Dispatch.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include "common/batching.h"
+#include "common/checks.h"
+#include "common/ops.h"
+#include "cuda/launch_utils.h"
+#include "cuda/potrf_kernels.cuh"
+#include "cuda/potrf_launch.h"
+
+namespace batchchol {
+namespace cuda {
+
+namespace {
+
+// n <= 32: NP lanes per matrix, NP the next power of two (shuffle segment width).
+template <typename T, int NP>
+void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
+                      cudaStream_t stream) {
+  constexpr int kPerBlock = 128 / NP;
+  const size_t smem = sizeof(T) * kPerBlock * n * smem_pitch(n);
+  auto kernel = potrf_registers_kernel<T, NP>;
+  allow_dynamic_smem(kernel, smem);
+  kernel<<<ceil_div(batch, kPerBlock), 128, smem, stream>>>(A, L, info, batch, n, upper);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T>
+void launch_blocked(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
+                    cudaStream_t stream) {
+  constexpr int tile = update_tile<T>();
+  blocked_init_kernel<T><<<batch, 256, 0, stream>>>(A, L, info, n, upper);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  for (int k0 = 0; k0 < n; k0 += kPanel) {
+    blocked_diag_kernel<T><<<ceil_div(batch, 4), 128, 0, stream>>>(L, info, batch, n, k0);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    const int rest = n - k0 - kPanel;
+    if (rest <= 0) break;
+    blocked_panel_kernel<T><<<dim3(batch, ceil_div(rest, 128)), 128, 0, stream>>>(L, n, k0);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    const int64_t t = (rest + tile - 1) / tile;
+    blocked_update_kernel<T><<<dim3(batch, t * (t + 1) / 2), 256, 0, stream>>>(L, n, k0);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  if (upper) {
+    blocked_to_upper_kernel<T><<<batch, 256, 0, stream>>>(L, n);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
+                  cudaStream_t stream) {
+  TORCH_CHECK(batch <= INT32_MAX, "batchchol.potrf: batch too large for one launch");
+  if (n <= 2) return launch_registers<T, 2>(A, L, info, batch, n, upper, stream);
+  if (n <= 4) return launch_registers<T, 4>(A, L, info, batch, n, upper, stream);
+  if (n <= 8) return launch_registers<T, 8>(A, L, info, batch, n, upper, stream);
+  if (n <= 16) return launch_registers<T, 16>(A, L, info, batch, n, upper, stream);
+  if (n <= 32) return launch_registers<T, 32>(A, L, info, batch, n, upper, stream);
+  const size_t smem = sizeof(T) * static_cast<size_t>(n) * smem_pitch(n);
+  if (smem <= max_dynamic_smem()) {
+    auto kernel = potrf_shared_kernel<T>;
+    allow_dynamic_smem(kernel, smem);
+    kernel<<<batch, 256, smem, stream>>>(A, L, info, n, upper);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
+  constexpr int tile = update_tile<T>();
+  const int64_t t = (n + tile - 1) / tile;
+  TORCH_CHECK(t * (t + 1) / 2 <= 65535, "batchchol.potrf: n = ", n,
+              " is larger than the CUDA kernels support");
+  launch_blocked(A, L, info, batch, n, upper, stream);
+}
+
+#define BATCHCHOL_INSTANTIATE(T)                                                        \
+  template void launch_potrf<T>(const T*, T*, int*, int64_t, int, bool, cudaStream_t);
+BATCHCHOL_INSTANTIATE(float)
+BATCHCHOL_INSTANTIATE(double)
+BATCHCHOL_INSTANTIATE(c10::complex<float>)
+BATCHCHOL_INSTANTIATE(c10::complex<double>)
+#undef BATCHCHOL_INSTANTIATE
+
+}  // namespace cuda
+
+std::tuple<at::Tensor, at::Tensor> potrf_cuda(const at::Tensor& A_in, bool upper) {
+  check_matrix_op(kPotrf, "A", A_in);
+  const c10::cuda::OptionalCUDAGuard guard(A_in.device());
+  const at::Tensor A = flatten_batch(A_in);
+  const int64_t batch = A.size(0);
+  const int64_t n = A.size(-1);
+  TORCH_CHECK_VALUE(n <= INT32_MAX / 2, kPotrf, ": n = ", n, " is too large");
+  at::Tensor L = at::empty(A_in.sizes(), A_in.options().memory_format(at::MemoryFormat::Contiguous));
+  std::vector<int64_t> batch_shape(A_in.sizes().begin(), A_in.sizes().end() - 2);
+  at::Tensor info = at::empty(batch_shape, A_in.options().dtype(at::kInt));
+  if (batch == 0) return {L, info};
+  if (n == 0) {
+    info.zero_();
+    return {L, info};
+  }
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(A.scalar_type(), "batchchol_potrf_cuda", [&] {
+    cuda::launch_potrf<scalar_t>(A.const_data_ptr<scalar_t>(), L.mutable_data_ptr<scalar_t>(),
+                                 info.mutable_data_ptr<int>(), batch, static_cast<int>(n), upper,
+                                 stream);
+  });
+  return {L, info};
+}
+
+TORCH_LIBRARY_IMPL(batchchol, CUDA, m) { m.impl("potrf", &potrf_cuda); }
+
+}  // namespace batchchol

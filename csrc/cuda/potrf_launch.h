@@ -1,0 +1,19 @@
+// Launcher of the batched Cholesky kernels on raw device buffers (contiguous
+// [batch, n, n] row-major), shared by potrf and the posv fallback.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace batchchol {
+namespace cuda {
+
+// L (may not alias A) receives the factor with the other triangle zeroed;
+// info[batch] the LAPACK info. Asynchronous on `stream`.
+template <typename T>
+void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
+                  cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace batchchol
