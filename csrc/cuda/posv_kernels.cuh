@@ -71,6 +71,100 @@ __global__ void posv_registers_kernel(const T* __restrict__ A, const T* __restri
   copy_block(X + first * n * k, sb, count * n * k, conj_rhs);
 }
 
+// 32 < n <= NP: one thread per row as in potrf_rows_kernel, then both solves with
+// the row (forward) and the column (backward) of L in the same registers.
+template <typename T, int NP>
+__global__ void __launch_bounds__(NP) posv_rows_kernel(const T* __restrict__ A,
+                                                       const T* __restrict__ B,
+                                                       T* __restrict__ X, T* __restrict__ L,
+                                                       int* __restrict__ info, int n, int k,
+                                                       bool upper) {
+  using R = real_t<T>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const int pitch = smem_pitch(n);
+  T* s = reinterpret_cast<T*>(smem_raw);
+  T* sb = s + n * pitch;
+  T* colbuf = sb + n * k;
+  const int64_t sys = blockIdx.x;
+  const bool conj_rhs = upper && IsComplex<T>::value;
+  load_matrices(s, A + sys * n * n, 1, n, pitch, upper);
+  copy_block(sb, B + sys * n * k, n * k, conj_rhs);
+  __syncthreads();
+
+  const int r = threadIdx.x;
+  T a[NP];
+#pragma unroll
+  for (int j = 0; j < NP; ++j) a[j] = (r < n && j <= r) ? s[r * pitch + j] : T(0);
+  int inf = 0;
+  int step = 0;  // parity of the broadcast buffer, continued through the solves
+#pragma unroll
+  for (int kk = 0; kk < NP; ++kk) {
+    if (kk < n) {
+      T* cb = colbuf + (step++ & 1) * NP;
+      cb[r] = a[kk];
+      __syncthreads();
+      const R d = real_(cb[kk]);
+      if (!pivot_ok(d) && inf == 0) inf = kk + 1;
+      const R sq = sqrt(d);
+      const R inv = R(1) / sq;
+      if (r == kk) a[kk] = T(sq);
+      if (r > kk) {
+        a[kk] = a[kk] * inv;
+        const T t = a[kk] * inv;
+#pragma unroll
+        for (int j = kk + 1; j < NP; ++j)
+          if (j < n && j <= r) a[j] -= t * conj_(cb[j]);
+      }
+    }
+  }
+  if (r < n) {
+#pragma unroll
+    for (int j = 0; j < NP; ++j)
+      if (j < n) s[r * pitch + j] = j <= r ? a[j] : T(0);
+  }
+  // Forward solves L y = b, one right-hand side column at a time.
+  for (int c = 0; c < k; ++c) {
+    T b = r < n ? sb[r * k + c] : T(0);
+#pragma unroll
+    for (int j = 0; j < NP; ++j) {
+      if (j < n) {
+        T* cb = colbuf + (step++ & 1) * NP;
+        if (r == j) {
+          b = b / real_(a[j]);
+          cb[0] = b;
+        }
+        __syncthreads();
+        if (r > j) b -= a[j] * cb[0];
+      }
+    }
+    if (r < n) sb[r * k + c] = b;
+  }
+  __syncthreads();
+  // Backward solves L^H x = y with column r of L in a[] (a[i] = L[i][r]).
+#pragma unroll
+  for (int i = 0; i < NP; ++i) a[i] = (r < n && i >= r && i < n) ? s[i * pitch + r] : T(0);
+  for (int c = 0; c < k; ++c) {
+    T b = r < n ? sb[r * k + c] : T(0);
+#pragma unroll
+    for (int i = NP - 1; i >= 0; --i) {
+      if (i < n) {
+        T* cb = colbuf + (step++ & 1) * NP;
+        if (r == i) {
+          b = b / real_(a[i]);
+          cb[0] = b;
+        }
+        __syncthreads();
+        if (r < i) b -= conj_(a[i]) * cb[0];
+      }
+    }
+    if (r < n) sb[r * k + c] = b;
+  }
+  if (r == 0) info[sys] = inf;
+  __syncthreads();
+  store_matrices(L + sys * n * n, s, 1, n, pitch, upper);
+  copy_block(X + sys * n * k, sb, n * k, conj_rhs);
+}
+
 // n fits in shared memory together with B: one block per system.
 template <typename T>
 __global__ void posv_shared_kernel(const T* __restrict__ A, const T* __restrict__ B,

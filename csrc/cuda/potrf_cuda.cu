@@ -11,6 +11,9 @@
 #include "cuda/potrf_kernels.cuh"
 #include "cuda/potrf_launch.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace batchchol {
 namespace cuda {
 
@@ -51,34 +54,108 @@ void launch_blocked(const T* A, T* L, int* info, int64_t batch, int n, bool uppe
   }
 }
 
+template <typename T, int NP>
+void launch_rows(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
+                 cudaStream_t stream) {
+  const size_t smem = sizeof(T) * (static_cast<size_t>(n) * smem_pitch(n) + 2 * NP);
+  auto kernel = potrf_rows_kernel<T, NP>;
+  allow_dynamic_smem(kernel, smem);
+  kernel<<<batch, NP, smem, stream>>>(A, L, info, n, upper);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T>
+void launch_shared(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
+                   cudaStream_t stream) {
+  const size_t smem = sizeof(T) * static_cast<size_t>(n) * smem_pitch(n);
+  auto kernel = potrf_shared_kernel<T>;
+  allow_dynamic_smem(kernel, smem);
+  kernel<<<batch, 256, smem, stream>>>(A, L, info, n, upper);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Register budget of the rows kernel: NP values of T per thread must stay in
+// registers (complex<double> never fits; NP = 128 does not fully unroll, so the row
+// array would land in local memory).
+template <typename T>
+constexpr int max_rows_np() {
+  return sizeof(T) <= 8 ? 64 : 0;
+}
+
 }  // namespace
+
+const char* potrf_kernel_name(PotrfKernel k) {
+  switch (k) {
+    case PotrfKernel::kRegisters: return "registers";
+    case PotrfKernel::kRows: return "rows";
+    case PotrfKernel::kShared: return "shared";
+    case PotrfKernel::kBlocked: return "blocked";
+  }
+  return "?";
+}
+
+template <typename T>
+bool potrf_kernel_applies(PotrfKernel k, int n) {
+  switch (k) {
+    case PotrfKernel::kRegisters: return n <= 32;
+    case PotrfKernel::kRows: return n > 32 && n <= max_rows_np<T>();
+    case PotrfKernel::kShared:
+      return sizeof(T) * static_cast<size_t>(n) * smem_pitch(n) <= max_dynamic_smem();
+    case PotrfKernel::kBlocked: {
+      constexpr int tile = update_tile<T>();
+      const int64_t t = (n + tile - 1) / tile;
+      return t * (t + 1) / 2 <= 65535;
+    }
+  }
+  return false;
+}
+
+template <typename T>
+PotrfKernel choose_potrf_kernel(int n) {
+  // BATCHCHOL_POTRF_KERNEL forces a kernel family (benchmarks/tune_potrf.py uses it).
+  if (const char* forced = std::getenv("BATCHCHOL_POTRF_KERNEL")) {
+    for (PotrfKernel k : {PotrfKernel::kRegisters, PotrfKernel::kRows, PotrfKernel::kShared,
+                          PotrfKernel::kBlocked}) {
+      if (std::strcmp(forced, potrf_kernel_name(k)) == 0 && potrf_kernel_applies<T>(k, n)) return k;
+    }
+  }
+  if (n <= 32) return PotrfKernel::kRegisters;
+  if (potrf_kernel_applies<T>(PotrfKernel::kRows, n)) return PotrfKernel::kRows;
+  // Measured on an H200 (tools/gpu_potrf_check.py): one block per matrix in shared
+  // memory loses to the blocked kernels once the matrix no longer fits several
+  // times per multiprocessor.
+  if (sizeof(T) == 4 && n <= 128) return PotrfKernel::kShared;
+  return potrf_kernel_applies<T>(PotrfKernel::kBlocked, n) ? PotrfKernel::kBlocked
+                                                           : PotrfKernel::kShared;
+}
 
 template <typename T>
 void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                   cudaStream_t stream) {
   TORCH_CHECK(batch <= INT32_MAX, "batchchol.potrf: batch too large for one launch");
-  if (n <= 2) return launch_registers<T, 2>(A, L, info, batch, n, upper, stream);
-  if (n <= 4) return launch_registers<T, 4>(A, L, info, batch, n, upper, stream);
-  if (n <= 8) return launch_registers<T, 8>(A, L, info, batch, n, upper, stream);
-  if (n <= 16) return launch_registers<T, 16>(A, L, info, batch, n, upper, stream);
-  if (n <= 32) return launch_registers<T, 32>(A, L, info, batch, n, upper, stream);
-  const size_t smem = sizeof(T) * static_cast<size_t>(n) * smem_pitch(n);
-  if (smem <= max_dynamic_smem()) {
-    auto kernel = potrf_shared_kernel<T>;
-    allow_dynamic_smem(kernel, smem);
-    kernel<<<batch, 256, smem, stream>>>(A, L, info, n, upper);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-    return;
+  switch (choose_potrf_kernel<T>(n)) {
+    case PotrfKernel::kRegisters:
+      if (n <= 2) return launch_registers<T, 2>(A, L, info, batch, n, upper, stream);
+      if (n <= 4) return launch_registers<T, 4>(A, L, info, batch, n, upper, stream);
+      if (n <= 8) return launch_registers<T, 8>(A, L, info, batch, n, upper, stream);
+      if (n <= 16) return launch_registers<T, 16>(A, L, info, batch, n, upper, stream);
+      return launch_registers<T, 32>(A, L, info, batch, n, upper, stream);
+    case PotrfKernel::kRows:
+      if constexpr (max_rows_np<T>() >= 64) {
+        return launch_rows<T, 64>(A, L, info, batch, n, upper, stream);
+      }
+      break;
+    case PotrfKernel::kShared:
+      return launch_shared(A, L, info, batch, n, upper, stream);
+    case PotrfKernel::kBlocked:
+      return launch_blocked(A, L, info, batch, n, upper, stream);
   }
-  constexpr int tile = update_tile<T>();
-  const int64_t t = (n + tile - 1) / tile;
-  TORCH_CHECK(t * (t + 1) / 2 <= 65535, "batchchol.potrf: n = ", n,
-              " is larger than the CUDA kernels support");
-  launch_blocked(A, L, info, batch, n, upper, stream);
+  TORCH_CHECK(false, "batchchol.potrf: n = ", n, " is larger than the CUDA kernels support");
 }
 
-#define BATCHCHOL_INSTANTIATE(T)                                                        \
-  template void launch_potrf<T>(const T*, T*, int*, int64_t, int, bool, cudaStream_t);
+#define BATCHCHOL_INSTANTIATE(T)                                                  \
+  template void launch_potrf<T>(const T*, T*, int*, int64_t, int, bool, cudaStream_t); \
+  template PotrfKernel choose_potrf_kernel<T>(int);
 BATCHCHOL_INSTANTIATE(float)
 BATCHCHOL_INSTANTIATE(double)
 BATCHCHOL_INSTANTIATE(c10::complex<float>)

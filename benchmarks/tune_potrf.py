@@ -1,0 +1,76 @@
+"""Times every CUDA potrf kernel family per (dtype, n) and prints the fastest.
+
+The dispatch table in csrc/cuda/potrf_cuda.cu (choose_potrf_kernel) is written from
+this script's output. Families are forced through BATCHCHOL_POTRF_KERNEL, which the
+library reads at every call; a family that does not support n falls back to the
+default choice and is reported as such.
+
+    python benchmarks/tune_potrf.py [--sizes 33 48 64 96 128] [--json out.json]
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+import torch_batchchol  # noqa: F401
+
+FAMILIES = ["registers", "rows", "shared", "blocked"]
+
+
+def median_ms(fn, reps=15):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def spd_batch(batch, n, dtype):
+    X = torch.randn(batch, n, n, dtype=dtype, device="cuda")
+    return X @ X.mH / n + torch.eye(n, dtype=dtype, device="cuda")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256])
+    ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
+    ap.add_argument("--batch", type=int, default=10000)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    rows = []
+    print(f"{'dtype':8} {'n':>4} " + " ".join(f"{f:>10}" for f in FAMILIES) + "  best", flush=True)
+    for dname in args.dtypes:
+        dtype = getattr(torch, dname)
+        for n in args.sizes:
+            A = spd_batch(args.batch, n, dtype)
+            times = {}
+            for fam in FAMILIES:
+                os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
+                times[fam] = median_ms(lambda: torch.ops.batchchol.potrf(A, False))
+            os.environ.pop("BATCHCHOL_POTRF_KERNEL")
+            default = median_ms(lambda: torch.ops.batchchol.potrf(A, False))
+            best = min(times, key=times.get)
+            print(f"{dname:8} {n:4d} " + " ".join(f"{times[f]:10.3f}" for f in FAMILIES)
+                  + f"  {best} (default {default:.3f})", flush=True)
+            rows.append({"dtype": dname, "n": n, "batch": args.batch, "ms": times,
+                         "default_ms": default, "best": best})
+            del A
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
