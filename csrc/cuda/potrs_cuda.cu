@@ -1,0 +1,76 @@
+// CUDA potrs: (L L^H) X = B as L Y = B then L^H X = Y (upper: U^H Y = B, U X = Y),
+// both substitutions in one kernel, by the warp that owns the system's columns.
+#include <ATen/Dispatch.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include "common/batching.h"
+#include "common/checks.h"
+#include "common/ops.h"
+#include "cuda/trsm_kernels.cuh"
+#include "cuda/trsm_launch.h"
+
+namespace batchchol {
+namespace {
+
+using cuda::TrsmBatchParams;
+using cuda::TrsmView;
+
+template <typename T>
+void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch, int64_t n,
+                        int64_t k, bool upper) {
+  const auto stream = at::cuda::getCurrentCUDAStream();
+  // Forward: op = L (lower) or U^H (upper); backward: the conjugate transpose of it.
+  const TrsmView v1 = cuda::trsm_view(n, k, upper, /*left=*/true, /*transpose=*/upper, false);
+  const TrsmView v2 = cuda::trsm_view(n, k, upper, /*left=*/true, /*transpose=*/!upper, false);
+  TrsmBatchParams p{};
+  p.batch = batch;
+  p.a_stride = l_stride;
+  p.b_stride = n * k;
+  cuda::trsm_split_columns<T>(k, [&](auto cpw, int64_t col_begin, int64_t col_end) {
+    constexpr int CPW = decltype(cpw)::value;
+    auto kernel = cuda::potrs_warp_kernel<T, CPW>;
+    size_t smem = 0;
+    const dim3 grid = cuda::trsm_prepare_launch<T, CPW>(kernel, p, col_begin, col_end, smem);
+    kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(L, B, X, v1, v2, p);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+}
+
+}  // namespace
+
+void launch_potrs(const at::Tensor& L, int64_t l_stride, const at::Tensor& B, at::Tensor& X,
+                  bool upper) {
+  TORCH_CHECK(L.dim() == 3 && B.dim() == 3 && X.sizes() == B.sizes() &&
+                  B.size(1) == L.size(-1),
+              "batchchol.launch_potrs: expected L [batch_a, n, n], B and X [batch, n, k]");
+  TORCH_CHECK(L.is_contiguous() && B.is_contiguous() && X.is_contiguous(),
+              "batchchol.launch_potrs: tensors must be contiguous");
+  const int64_t n = L.size(-1);
+  const int64_t batch = B.size(0);
+  const int64_t k = B.size(2);
+  TORCH_CHECK(n < (int64_t(1) << 30), "batchchol.launch_potrs: n too large");
+  if (batch == 0 || n == 0 || k == 0) return;
+  const at::cuda::OptionalCUDAGuard guard(device_of(L));
+  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(L.scalar_type(), "batchchol_potrs_cuda", [&] {
+    launch_potrs_typed<scalar_t>(L.const_data_ptr<scalar_t>(), l_stride,
+                                 B.const_data_ptr<scalar_t>(), X.mutable_data_ptr<scalar_t>(),
+                                 batch, n, k, upper);
+  });
+}
+
+at::Tensor potrs_cuda(const at::Tensor& L, const at::Tensor& B, bool upper) {
+  check_solve_op(kPotrs, "L", L, "B", B, /*left=*/true);
+  const at::cuda::OptionalCUDAGuard guard(device_of(L));
+  auto s = make_solve_batch(L, B);
+  auto X = at::empty(s.out_shape, B.options().memory_format(at::MemoryFormat::Contiguous));
+  if (s.batch == 0 || s.n == 0 || s.cols == 0) return X;
+  auto Xflat = X.view({s.batch, s.rows, s.cols});
+  launch_potrs(s.A, s.a_stride, s.B, Xflat, upper);
+  return X;
+}
+
+TORCH_LIBRARY_IMPL(batchchol, CUDA, m) { m.impl("potrs", &potrs_cuda); }
+
+}  // namespace batchchol

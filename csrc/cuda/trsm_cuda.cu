@@ -1,0 +1,75 @@
+// CUDA trsm: maps the 16 flag combinations onto the canonical lower forward
+// substitution of trsm_device.cuh and launches the warp-per-system kernels.
+#include <ATen/Dispatch.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include "common/batching.h"
+#include "common/checks.h"
+#include "common/ops.h"
+#include "cuda/trsm_kernels.cuh"
+#include "cuda/trsm_launch.h"
+
+namespace batchchol {
+namespace {
+
+using cuda::TrsmBatchParams;
+using cuda::TrsmView;
+
+template <typename T>
+void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch, int64_t k,
+                       const TrsmView& v) {
+  const auto stream = at::cuda::getCurrentCUDAStream();
+  TrsmBatchParams p{};
+  p.batch = batch;
+  p.a_stride = a_stride;
+  p.b_stride = int64_t(v.n) * k;
+  cuda::trsm_split_columns<T>(k, [&](auto cpw, int64_t col_begin, int64_t col_end) {
+    constexpr int CPW = decltype(cpw)::value;
+    auto kernel = cuda::trsm_warp_kernel<T, CPW>;
+    size_t smem = 0;
+    const dim3 grid = cuda::trsm_prepare_launch<T, CPW>(kernel, p, col_begin, col_end, smem);
+    kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(A, B, X, v, p);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+}
+
+}  // namespace
+
+void launch_trsm(const at::Tensor& A, int64_t a_stride, const at::Tensor& B, at::Tensor& X,
+                 bool upper, bool left, bool transpose, bool unit_diagonal) {
+  TORCH_CHECK(A.dim() == 3 && B.dim() == 3 && X.sizes() == B.sizes(),
+              "batchchol.launch_trsm: expected A [batch_a, n, n], B and X [batch, r, c]");
+  TORCH_CHECK(A.is_contiguous() && B.is_contiguous() && X.is_contiguous(),
+              "batchchol.launch_trsm: tensors must be contiguous");
+  const int64_t n = A.size(-1);
+  const int64_t batch = B.size(0);
+  const int64_t k = left ? B.size(2) : B.size(1);
+  TORCH_CHECK((left ? B.size(1) : B.size(2)) == n, "batchchol.launch_trsm: B does not match A");
+  TORCH_CHECK(n < (int64_t(1) << 30), "batchchol.launch_trsm: n too large");
+  if (batch == 0 || n == 0 || k == 0) return;
+  const at::cuda::OptionalCUDAGuard guard(device_of(A));
+  const TrsmView v = cuda::trsm_view(n, k, upper, left, transpose, unit_diagonal);
+  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(A.scalar_type(), "batchchol_trsm_cuda", [&] {
+    launch_trsm_typed<scalar_t>(A.const_data_ptr<scalar_t>(), a_stride,
+                                B.const_data_ptr<scalar_t>(), X.mutable_data_ptr<scalar_t>(),
+                                batch, k, v);
+  });
+}
+
+at::Tensor trsm_cuda(const at::Tensor& A, const at::Tensor& B, bool upper, bool left,
+                     bool transpose, bool unit_diagonal) {
+  check_solve_op(kTrsm, "A", A, "B", B, left);
+  const at::cuda::OptionalCUDAGuard guard(device_of(A));
+  auto s = make_solve_batch(A, B);
+  auto X = at::empty(s.out_shape, B.options().memory_format(at::MemoryFormat::Contiguous));
+  if (s.batch == 0 || s.n == 0 || s.rows == 0 || s.cols == 0) return X;
+  auto Xflat = X.view({s.batch, s.rows, s.cols});
+  launch_trsm(s.A, s.a_stride, s.B, Xflat, upper, left, transpose, unit_diagonal);
+  return X;
+}
+
+TORCH_LIBRARY_IMPL(batchchol, CUDA, m) { m.impl("trsm", &trsm_cuda); }
+
+}  // namespace batchchol

@@ -1,0 +1,196 @@
+// Device routines of the triangular solves, for one system (one warp) at a time.
+//
+// Every variant of trsm / potrs is reduced to ONE canonical problem, a forward
+// substitution M Y = C with M lower triangular:
+//   M(i, j) = cj(A[ar][ac]),  (ar, ac) = trans ? (rj, ri) : (ri, rj),
+//   ri = rev ? n-1-i : i,     rj = rev ? n-1-j : j,     cj = conj_ if conj,
+//   C(i, c) = B[(rev ? n-1-i : i) * rs + c * cs]      (same map for Y and X).
+// An upper solve is a lower one with reversed indices, A^H is a transposed and
+// conjugated read, and a right-side solve is a left solve on B^T (rs/cs swapped).
+// The flags only change address arithmetic in the loaders; the arithmetic loops
+// are the same for all 16 variants, so they are runtime values, not templates.
+//
+// Work split: one warp owns one system and CPW right-hand-side columns. Lane l owns
+// canonical row 32R + l of every row block R (so a lane only ever re-reads solution
+// rows that it wrote itself within one pass). Row block R is updated by the solved
+// blocks C < R (a 32x32xCPW GEMM per block, tiles of M staged in shared memory
+// with coalesced loads in either orientation) and then solved with shuffles.
+#pragma once
+
+#include <cstring>
+
+#include "cuda/scalar_ops.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+constexpr int kTrsmTile = 32;                // rows per block = lanes per warp
+constexpr int kTrsmTileLd = kTrsmTile + 1;  // odd pitch: a column read by a warp is conflict-free
+
+// Row pitch of the staged solution rows Xs[32][CPW]: rows start on 16 bytes (so a
+// row is read with 128-bit broadcasts) and consecutive rows are shifted by 16 bytes
+// (so the lanes of a quarter warp storing their rows hit distinct banks).
+template <typename T, int CPW>
+constexpr int trsm_xs_ld() {
+  return CPW == 1 ? 1 : CPW + (sizeof(T) >= 16 ? 1 : int(16 / sizeof(T)));
+}
+
+// Shared memory of one warp: a tile of M and the staged solution rows.
+template <typename T, int CPW>
+constexpr size_t trsm_warp_smem_bytes() {
+  return size_t(kTrsmTile) * (kTrsmTileLd + trsm_xs_ld<T, CPW>()) * sizeof(T);
+}
+
+struct TrsmView {
+  int n;
+  bool rev, trans, conj, unit;
+  int64_t rs, cs;  // strides (elements) of a canonical row / column of C and Y
+};
+
+template <typename T, int CPW>
+__device__ __forceinline__ void trsm_load_row(const T* src, T (&dst)[CPW]) {
+  if constexpr ((CPW * sizeof(T)) % 16 == 0) {
+    constexpr int Q = CPW * sizeof(T) / 16;
+    uint4 tmp[Q];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) tmp[q] = reinterpret_cast<const uint4*>(src)[q];
+    memcpy(dst, tmp, sizeof(tmp));
+  } else {
+#pragma unroll
+    for (int c = 0; c < CPW; ++c) dst[c] = src[c];
+  }
+}
+
+template <typename T, int CPW>
+__device__ __forceinline__ void trsm_store_row(T* dst, const T (&src)[CPW]) {
+  if constexpr ((CPW * sizeof(T)) % 16 == 0) {
+    constexpr int Q = CPW * sizeof(T) / 16;
+    uint4 tmp[Q];
+    memcpy(tmp, src, sizeof(tmp));
+#pragma unroll
+    for (int q = 0; q < Q; ++q) reinterpret_cast<uint4*>(dst)[q] = tmp[q];
+  } else {
+#pragma unroll
+    for (int c = 0; c < CPW; ++c) dst[c] = src[c];
+  }
+}
+
+// Stages the 32x32 tile of M at canonical (r0, c0) into Ms (pitch kTrsmTileLd).
+// Entries outside the referenced triangle are never read from A: they become 0,
+// and the diagonal becomes 1 where it is unit or beyond n (so that padding rows
+// keep a finite reciprocal and stay 0). Consecutive lanes read consecutive
+// addresses of A in both orientations: along a row of A for a plain read, along
+// a column index of A (i.e. a row of A again) for a transposed read.
+template <typename T>
+__device__ __forceinline__ void trsm_stage_tile(const T* __restrict__ A, const TrsmView& v,
+                                                int r0, int c0, T* Ms, int lane) {
+  const int n = v.n;
+  // Lane-fixed and t-varying canonical coordinates. In both orientations the element
+  // for step t lies `step` elements past the one for step t - 1 (one row of A up or
+  // down), so a single pointer walks the tile.
+  const int fixed = (v.trans ? r0 : c0) + lane;  // i (trans) or j (plain)
+  const int vary0 = v.trans ? c0 : r0;           // j (trans) or i (plain) at t = 0
+  const int rf = v.rev ? n - 1 - fixed : fixed;
+  const int rv0 = v.rev ? n - 1 - vary0 : vary0;
+  const int64_t step = v.rev ? -int64_t(n) : int64_t(n);
+  const T* p = A + (int64_t(rv0) * n + rf);
+  const int ms_fixed = v.trans ? lane * kTrsmTileLd : lane;
+  const int ms_step = v.trans ? 1 : kTrsmTileLd;
+  // Larger parts (fewer round trips) measured slower on H100: the extra registers
+  // cost more occupancy than they save latency.
+  constexpr int kPart = 8;
+#pragma unroll 1
+  for (int h = 0; h < kTrsmTile; h += kPart) {
+    T val[kPart];
+    // All loads of a part are issued before its stores, for memory-level parallelism.
+#pragma unroll
+    for (int u = 0; u < kPart; ++u) {
+      const int t = h + u;
+      const int i = v.trans ? fixed : vary0 + t;
+      const int j = v.trans ? vary0 + t : fixed;
+      const bool in_tri = i < n && (j < i || (j == i && !v.unit));
+      T x = i == j ? T(1) : T(0);
+      if (in_tri) {
+        x = p[t * step];
+        if (v.conj) x = conj_(x);
+      }
+      val[u] = x;
+    }
+#pragma unroll
+    for (int u = 0; u < kPart; ++u) Ms[ms_fixed + (h + u) * ms_step] = val[u];
+  }
+}
+
+// Solves M Y = C for the CPW columns [c_first, c_first + ncols) of one system.
+// src (C) and dst (Y) point at column c_first of the system; they may alias
+// (in-place): every element of C is read by the lane that later writes it, before
+// it writes it. Must be called by all 32 lanes of a warp.
+template <typename T, int CPW>
+__device__ void trsm_warp_solve(const T* __restrict__ A, const T* src, T* dst, const TrsmView& v,
+                                int ncols, T* Ms, T* Xs, int lane) {
+  constexpr int LDX = trsm_xs_ld<T, CPW>();
+  const int n = v.n;
+  const int nblk = (n + kTrsmTile - 1) / kTrsmTile;
+  for (int R = 0; R < nblk; ++R) {
+    const int r0 = R * kTrsmTile;
+    const int i = r0 + lane;
+    const bool row_ok = i < n;
+    const int64_t prow = int64_t(v.rev ? n - 1 - i : i) * v.rs;
+
+    T acc[CPW];
+#pragma unroll
+    for (int c = 0; c < CPW; ++c)
+      acc[c] = (row_ok && c < ncols) ? src[prow + c * v.cs] : T(0);
+
+    // acc -= M[R, C] * Y[C] for the solved blocks C < R (left-looking).
+    for (int C = 0; C < R; ++C) {
+      __syncwarp();  // the previous readers of Ms / Xs are done
+      trsm_stage_tile(A, v, r0, C * kTrsmTile, Ms, lane);
+      {
+        // Row C*32+lane of Y was written by this lane in this pass.
+        const int ic = C * kTrsmTile + lane;
+        const int64_t pc = int64_t(v.rev ? n - 1 - ic : ic) * v.rs;
+        T y[CPW];
+#pragma unroll
+        for (int c = 0; c < CPW; ++c) y[c] = c < ncols ? dst[pc + c * v.cs] : T(0);
+        trsm_store_row<T, CPW>(Xs + lane * LDX, y);
+      }
+      __syncwarp();
+#pragma unroll 8
+      for (int jj = 0; jj < kTrsmTile; ++jj) {
+        const T m = Ms[lane * kTrsmTileLd + jj];
+        T y[CPW];
+        trsm_load_row<T, CPW>(Xs + jj * LDX, y);
+#pragma unroll
+        for (int c = 0; c < CPW; ++c) acc[c] -= m * y[c];
+      }
+    }
+
+    // Diagonal block: forward substitution, the solved entry of step jj broadcast
+    // from lane jj (whose row is final at that point).
+    __syncwarp();
+    trsm_stage_tile(A, v, r0, r0, Ms, lane);
+    __syncwarp();
+    const T invd = T(1) / Ms[lane * kTrsmTileLd + lane];
+    const int steps = min(kTrsmTile, n - r0);
+#pragma unroll 4
+    for (int jj = 0; jj < steps; ++jj) {
+      const T m = Ms[lane * kTrsmTileLd + jj];
+#pragma unroll
+      for (int c = 0; c < CPW; ++c) {
+        const T yj = shfl(acc[c] * invd, jj);
+        if (lane > jj) acc[c] -= m * yj;
+      }
+    }
+    if (row_ok) {
+#pragma unroll
+      for (int c = 0; c < CPW; ++c)
+        if (c < ncols) dst[prow + c * v.cs] = acc[c] * invd;
+    }
+  }
+  // Later passes may read rows that other lanes wrote.
+  __syncwarp();
+}
+
+}  // namespace cuda
+}  // namespace batchchol

@@ -1,0 +1,151 @@
+// Batched kernels of trsm and potrs: independent warps, each solving one
+// (system, group of CPW right-hand-side columns); several warps per block so that
+// small systems still fill the SMs. Host-side helpers pick CPW and launch.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <climits>
+#include <type_traits>
+
+#include "cuda/trsm_device.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+constexpr int kTrsmWarps = 4;  // warps (independent systems) per block
+
+// Canonical view of op(A) X = B (left) or X op(A) = B (right). A right solve is
+// op(A)^T X^T = B^T: op(A)^T is A^T (transposed read) or conj(A) (plain read), and
+// X^T's rows are B's columns (rs = 1, cs = n). The canonical matrix is lower, so the
+// order is forward exactly when the stored triangle, read in that orientation, is lower.
+inline TrsmView trsm_view(int64_t n, int64_t k, bool upper, bool left, bool transpose,
+                   bool unit_diagonal) {
+  TrsmView v;
+  v.n = int(n);
+  v.trans = left ? transpose : !transpose;
+  v.conj = transpose;
+  v.unit = unit_diagonal;
+  v.rev = upper != v.trans;
+  v.rs = left ? k : 1;
+  v.cs = left ? 1 : n;
+  return v;
+}
+
+struct TrsmBatchParams {
+  int64_t batch;     // systems
+  int64_t a_stride;  // elements between the A of consecutive systems (0: shared)
+  int64_t b_stride;  // elements between the B (and X) of consecutive systems
+  int col_begin;     // first canonical column handled by this launch
+  int col_end;       // one past the last
+  int groups;        // column groups per system = ceil((col_end - col_begin) / CPW)
+};
+
+// Locates this warp's work; false for the idle warps of the last block.
+template <int CPW>
+__device__ __forceinline__ bool trsm_work_item(const TrsmBatchParams& p, int64_t& sys, int& c0,
+                                               int& ncols) {
+  const int64_t work = int64_t(blockIdx.x) * kTrsmWarps + (threadIdx.x >> 5);
+  if (work >= p.batch * p.groups) return false;
+  sys = work / p.groups;
+  const int g = int(work - sys * p.groups);
+  c0 = p.col_begin + g * CPW;
+  ncols = min(CPW, p.col_end - c0);
+  return true;
+}
+
+template <typename T, int CPW>
+__device__ __forceinline__ void trsm_warp_smem(T*& Ms, T*& Xs) {
+  extern __shared__ __align__(16) unsigned char trsm_smem_raw[];
+  Ms = reinterpret_cast<T*>(trsm_smem_raw + (threadIdx.x >> 5) * trsm_warp_smem_bytes<T, CPW>());
+  Xs = Ms + kTrsmTile * kTrsmTileLd;
+}
+
+// X = op(A)^-1 B (or B op(A)^-1), described canonically by v (see trsm_device.cuh).
+template <typename T, int CPW>
+__global__ void __launch_bounds__(kTrsmWarps * 32)
+    trsm_warp_kernel(const T* __restrict__ A, const T* B, T* X, TrsmView v, TrsmBatchParams p) {
+  int64_t sys;
+  int c0, ncols;
+  if (!trsm_work_item<CPW>(p, sys, c0, ncols)) return;  // whole warp: no block barriers below
+  T *Ms, *Xs;
+  trsm_warp_smem<T, CPW>(Ms, Xs);
+  const int64_t off = sys * p.b_stride + c0 * v.cs;
+  trsm_warp_solve<T, CPW>(A + sys * p.a_stride, B + off, X + off, v, ncols, Ms, Xs,
+                          threadIdx.x & 31);
+}
+
+// potrs: the forward pass (v1) then the backward pass (v2) by the same warp; the
+// second pass reads the first one's result (rows of other lanes: the __syncwarp at
+// the end of trsm_warp_solve orders those accesses), typically from L1/L2.
+template <typename T, int CPW>
+__global__ void __launch_bounds__(kTrsmWarps * 32)
+    potrs_warp_kernel(const T* __restrict__ L, const T* B, T* X, TrsmView v1, TrsmView v2,
+                      TrsmBatchParams p) {
+  int64_t sys;
+  int c0, ncols;
+  if (!trsm_work_item<CPW>(p, sys, c0, ncols)) return;
+  T *Ms, *Xs;
+  trsm_warp_smem<T, CPW>(Ms, Xs);
+  const int64_t off = sys * p.b_stride + c0 * v1.cs;
+  const T* Ls = L + sys * p.a_stride;
+  const int lane = threadIdx.x & 31;
+  trsm_warp_solve<T, CPW>(Ls, B + off, X + off, v1, ncols, Ms, Xs, lane);
+  trsm_warp_solve<T, CPW>(Ls, X + off, X + off, v2, ncols, Ms, Xs, lane);
+}
+
+// Widest column group per warp: at most 128 bytes of accumulators per lane (plus
+// as many for the staged solution row), which keeps the hot loop in registers.
+template <typename T>
+constexpr int trsm_max_cpw() {
+  return !IsComplex<T>::value ? 16 : (sizeof(T) >= 16 ? 4 : 8);
+}
+
+// Calls f(integral_constant<CPW>, col_begin, col_end) for the launches that cover
+// k columns: full groups of the widest CPW, then one narrower group for the rest
+// (so k = 65 costs 4 wide groups and one single-column group, not 5 wide ones).
+template <typename T, typename F>
+void trsm_split_columns(int64_t k, F&& f) {
+  constexpr int kMax = trsm_max_cpw<T>();
+  const int64_t full = k / kMax * kMax;
+  if (full > 0) f(std::integral_constant<int, kMax>{}, int64_t(0), full);
+  const int64_t rem = k - full;
+  if (rem == 0) return;
+  if (rem == 1) {
+    f(std::integral_constant<int, 1>{}, full, k);
+  } else if (rem <= 2) {
+    f(std::integral_constant<int, 2>{}, full, k);
+  } else if (rem <= 4) {
+    f(std::integral_constant<int, 4>{}, full, k);
+  } else if constexpr (kMax >= 8) {  // rem < kMax here
+    if (rem <= 8) {
+      f(std::integral_constant<int, 8>{}, full, k);
+    } else if constexpr (kMax >= 16) {
+      f(std::integral_constant<int, 16>{}, full, k);
+    }
+  }
+}
+
+// Grid and shared memory of one launch; raises for batches beyond the grid limit.
+template <typename T, int CPW, typename Kernel>
+inline dim3 trsm_prepare_launch(Kernel kernel, TrsmBatchParams& p, int64_t col_begin,
+                                int64_t col_end, size_t& smem) {
+  TORCH_CHECK(col_end <= INT_MAX, "batchchol: too many right-hand sides");
+  p.col_begin = int(col_begin);
+  p.col_end = int(col_end);
+  p.groups = int((col_end - col_begin + CPW - 1) / CPW);
+  const int64_t work = p.batch * p.groups;
+  const int64_t blocks = (work + kTrsmWarps - 1) / kTrsmWarps;
+  TORCH_CHECK(blocks <= INT_MAX, "batchchol: batch too large for one launch");
+  smem = kTrsmWarps * trsm_warp_smem_bytes<T, CPW>();
+  if (smem > 48 * 1024) {
+    C10_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  }
+  return dim3(unsigned(blocks));
+}
+
+}  // namespace cuda
+}  // namespace batchchol
