@@ -8,6 +8,15 @@ defaults to "9.0" (H100/H200); set it to e.g. "8.0;9.0" for more architectures.
 
 import glob
 import os
+import sys
+
+# torch takes CUDA_HOME from `which nvcc` when it is unset; an nvcc wrapper script
+# in /usr/local/bin (as on this project's machines) then yields /usr/local, which
+# holds neither the CUDA headers nor libcudart. Must run before cpp_extension loads.
+if not (os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")) and os.path.exists(
+    "/usr/local/cuda/bin/nvcc"
+):
+    os.environ["CUDA_HOME"] = "/usr/local/cuda"
 
 from setuptools import find_packages, setup
 from torch.utils.cpp_extension import (
@@ -19,6 +28,8 @@ from torch.utils.cpp_extension import (
 import torch
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from cuda_includes import extra_cuda_include_dirs  # noqa: E402
 
 
 def _want_cuda() -> bool:
@@ -51,6 +62,7 @@ def _extension():
         define_macros.append(("BATCHCHOL_WITH_CUDA", None))
         # No --use_fast_math: IEEE division and sqrt are the default (DESIGN-NOTES 3).
         nvcc = ["-O3", "--expt-relaxed-constexpr", "-lineinfo"]
+        kwargs["include_dirs"] += extra_cuda_include_dirs(CUDA_HOME)
         threads = os.environ.get("NVCC_THREADS", "2")
         nvcc.append(f"--threads={threads}")
         return CUDAExtension(
@@ -61,13 +73,27 @@ def _extension():
     return CppExtension(define_macros=define_macros, extra_compile_args={"cxx": cxx}, **kwargs)
 
 
+class _BuildExt(BuildExtension.with_options(use_ninja=True)):
+    """Keeps object files in build/ so that rebuilds are incremental.
+
+    pip's editable install (PEP 660) compiles in a throwaway temporary directory,
+    which would make every `pip install -e .` recompile all sources (slow for the
+    CUDA kernels); ninja in a persistent directory recompiles only what changed.
+    """
+
+    def finalize_options(self):
+        super().finalize_options()
+        flavour = "cuda" if _want_cuda() else "cpu"
+        self.build_temp = os.path.join(ROOT, "build", f"temp-{flavour}")
+
+
 setup(
     name="torch_batchchol",
     version="0.1.0",
     description="Batched Cholesky factorization and solves for PyTorch (CPU and CUDA)",
     packages=find_packages(include=["torch_batchchol", "torch_batchchol.*"]),
     ext_modules=[_extension()],
-    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+    cmdclass={"build_ext": _BuildExt},
     python_requires=">=3.10",
     install_requires=["torch>=2.11"],
 )

@@ -1,6 +1,6 @@
-"""GPU check of the potrf kernels alone: correctness sweep and timing vs cholesky_ex.
+"""GPU check of potrf: correctness sweep over n, dtypes, upper/lower, info; timing vs cholesky_ex.
 
-    python tools/gpu_potrf_check.py --lib path/to/lib.so
+    python tools/gpu_potrf_check.py [--lib path/to/lib.so]
 """
 
 import argparse
@@ -108,9 +108,12 @@ def bench(ops, lines):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
+    ap.add_argument("--lib", help="a built library to load instead of torch_batchchol")
     args = ap.parse_args()
-    torch.ops.load_library(args.lib)
+    if args.lib:
+        torch.ops.load_library(args.lib)
+    else:
+        import torch_batchchol  # noqa: F401
     ops = torch.ops.batchchol
     lines = []
     bad = check(ops, lines)

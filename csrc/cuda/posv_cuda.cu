@@ -1,4 +1,4 @@
-// POSV on CUDA: the fused kernels where the system fits on chip, potrf + potrs
+// POSV on CUDA: the fused kernels for n <= 64 (system in registers), potrf + potrs
 // otherwise (and when A is broadcast over several right-hand-side batches).
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -10,6 +10,8 @@
 #include "common/ops.h"
 #include "cuda/launch_utils.h"
 #include "cuda/posv_kernels.cuh"
+#include "cuda/potrf_launch.h"
+#include "cuda/trsm_launch.h"
 
 namespace batchchol {
 namespace cuda {
@@ -56,14 +58,10 @@ bool launch_posv_fused(const T* A, const T* B, T* X, T* L, int* info, int64_t ba
   if constexpr (sizeof(T) <= 8) {
     if (n <= 64) return try_rows<T, 64>(A, B, X, L, info, batch, n, k, upper, stream);
   }
-  const size_t smem =
-      sizeof(T) * (static_cast<size_t>(n) * smem_pitch(n) + static_cast<size_t>(n) * k);
-  if (smem > max_dynamic_smem()) return false;
-  auto kernel = posv_shared_kernel<T>;
-  allow_dynamic_smem(kernel, smem);
-  kernel<<<batch, 256, smem, stream>>>(A, B, X, L, info, n, k, upper);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return true;
+  // Larger systems: potrf's blocked kernels and the fused potrs kernel beat a
+  // one-block-per-system kernel with the matrix in shared memory (H200, see
+  // benchmarks/results).
+  return false;
 }
 
 }  // namespace
@@ -87,22 +85,23 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_cuda(const at::Tensor& A_in,
     info.zero_();
     return {X, L, info};
   }
-  if (sb.cols == 0) {
-    auto [L2, info2] = potrf_cuda(A_in, upper);
-    return {X, L2, info2};
-  }
-  bool fused = false;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(sb.A.scalar_type(), "batchchol_posv_cuda", [&] {
-    fused = cuda::launch_posv_fused<scalar_t>(
-        sb.A.const_data_ptr<scalar_t>(), sb.B.const_data_ptr<scalar_t>(),
-        X.mutable_data_ptr<scalar_t>(), L.mutable_data_ptr<scalar_t>(),
-        info.mutable_data_ptr<int>(), sb.batch, static_cast<int>(sb.n),
-        static_cast<int>(sb.cols), upper, stream);
+    const scalar_t* a = sb.A.const_data_ptr<scalar_t>();
+    scalar_t* l = L.mutable_data_ptr<scalar_t>();
+    int* inf = info.mutable_data_ptr<int>();
+    const int n = static_cast<int>(sb.n);
+    if (sb.cols == 0) return cuda::launch_potrf<scalar_t>(a, l, inf, sb.batch, n, upper, stream);
+    if (cuda::launch_posv_fused<scalar_t>(a, sb.B.const_data_ptr<scalar_t>(),
+                                          X.mutable_data_ptr<scalar_t>(), l, inf, sb.batch, n,
+                                          static_cast<int>(sb.cols), upper, stream)) {
+      return;
+    }
+    cuda::launch_potrf<scalar_t>(a, l, inf, sb.batch, n, upper, stream);
+    at::Tensor X_flat = X.view({sb.batch, sb.n, sb.cols});
+    launch_potrs(L.view({sb.batch, sb.n, sb.n}), sb.n * sb.n, sb.B, X_flat, upper);
   });
-  if (fused) return {X, L, info};
-  auto [L2, info2] = potrf_cuda(A_in, upper);
-  return {potrs_cuda(L2, B_in, upper), L2, info2};
+  return {X, L, info};
 }
 
 TORCH_LIBRARY_IMPL(batchchol, CUDA, m) { m.impl("posv", &posv_cuda); }

@@ -165,30 +165,5 @@ __global__ void __launch_bounds__(NP) posv_rows_kernel(const T* __restrict__ A,
   copy_block(X + sys * n * k, sb, n * k, conj_rhs);
 }
 
-// n fits in shared memory together with B: one block per system.
-template <typename T>
-__global__ void posv_shared_kernel(const T* __restrict__ A, const T* __restrict__ B,
-                                   T* __restrict__ X, T* __restrict__ L, int* __restrict__ info,
-                                   int n, int k, bool upper) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  __shared__ int info_s;
-  const int pitch = smem_pitch(n);
-  T* s = reinterpret_cast<T*>(smem_raw);
-  T* sb = s + n * pitch;
-  const int64_t sys = blockIdx.x;
-  const bool conj_rhs = upper && IsComplex<T>::value;
-  load_matrices(s, A + sys * n * n, 1, n, pitch, upper);
-  copy_block(sb, B + sys * n * k, n * k, conj_rhs);
-  __syncthreads();
-  const int inf = potrf_in_shared(s, n, pitch, &info_s);
-  zero_upper(s, 1, n, pitch);
-  __syncthreads();
-  potrs_in_shared(s, n, pitch, sb, k, k);
-  __syncthreads();
-  store_matrices(L + sys * n * n, s, 1, n, pitch, upper);
-  copy_block(X + sys * n * k, sb, n * k, conj_rhs);
-  if (threadIdx.x == 0) info[sys] = inf;
-}
-
 }  // namespace cuda
 }  // namespace batchchol

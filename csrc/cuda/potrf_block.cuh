@@ -1,6 +1,5 @@
 // Block-level routines on a matrix staged in shared memory (one thread block per
-// matrix): the blocked right-looking Cholesky used for medium n, and the
-// triangular solves of the fused posv kernel.
+// matrix): the blocked right-looking Cholesky of potrf_shared_kernel.
 #pragma once
 
 #include "cuda/potrf_device.cuh"
@@ -121,39 +120,6 @@ __device__ int potrf_in_shared(T* s, int n, int pitch, int* info_s) {
     }
   }
   return *info_s;
-}
-
-// Solves L L^H X = B in shared memory, B n x k with row pitch bp. One warp per
-// right-hand side column; the lanes split the rows.
-template <typename T>
-__device__ void potrs_in_shared(const T* s, int n, int pitch, T* b, int k, int bp) {
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  const int warps = blockDim.x >> 5;
-  for (int c = warp; c < k; c += warps) {
-    // L y = b, column oriented: after y_j is known, rows below subtract L[r][j] y_j.
-    for (int j = 0; j < n; ++j) {
-      const T yj = b[static_cast<long>(j) * bp + c] / real_(s[static_cast<long>(j) * pitch + j]);
-      __syncwarp();
-      if (lane == 0) b[static_cast<long>(j) * bp + c] = yj;
-      for (int r = j + 1 + lane; r < n; r += 32)
-        b[static_cast<long>(r) * bp + c] -= s[static_cast<long>(r) * pitch + j] * yj;
-      __syncwarp();
-    }
-    // L^H x = y, row oriented: x_i = (y_i - sum_{r>i} conj(L[r][i]) x_r) / L[i][i].
-    for (int i = n - 1; i >= 0; --i) {
-      T part = T(0);
-      for (int r = i + 1 + lane; r < n; r += 32)
-        part += conj_(s[static_cast<long>(r) * pitch + i]) * b[static_cast<long>(r) * bp + c];
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1) part += shfl(part, lane ^ off, 32);
-      __syncwarp();
-      if (lane == 0)
-        b[static_cast<long>(i) * bp + c] =
-            (b[static_cast<long>(i) * bp + c] - part) / real_(s[static_cast<long>(i) * pitch + i]);
-      __syncwarp();
-    }
-  }
 }
 
 }  // namespace cuda

@@ -121,10 +121,8 @@ PotrfKernel choose_potrf_kernel(int n) {
   }
   if (n <= 32) return PotrfKernel::kRegisters;
   if (potrf_kernel_applies<T>(PotrfKernel::kRows, n)) return PotrfKernel::kRows;
-  // Measured on an H200 (tools/gpu_potrf_check.py): one block per matrix in shared
-  // memory loses to the blocked kernels once the matrix no longer fits several
-  // times per multiprocessor.
-  if (sizeof(T) == 4 && n <= 128) return PotrfKernel::kShared;
+  // Measured on an H200 (tools/gpu_potrf_check.py, benchmarks/tune_potrf.py): one
+  // block per matrix in shared memory loses to the blocked kernels for n > 64.
   return potrf_kernel_applies<T>(PotrfKernel::kBlocked, n) ? PotrfKernel::kBlocked
                                                            : PotrfKernel::kShared;
 }

@@ -1,0 +1,124 @@
+"""A short tour: torch_batchchol next to torch.linalg on a batch of SPD systems.
+
+    python -m torch_batchchol.demo [--device cpu|cuda] [--batch N] [--n N]
+
+Runs on CUDA when a GPU is there and the CUDA kernels were built, else on the
+CPU. For each op and dtype it prints both times, the speedup, and the largest
+relative difference from torch.linalg's answer; exits non-zero when an op fails
+or disagrees with torch beyond the dtype's tolerance.
+"""
+
+import argparse
+import statistics
+import sys
+import time
+
+import torch
+
+import torch_batchchol as tb
+
+# Relative difference from torch.linalg that still counts as agreement for the
+# well-conditioned matrices built below (condition number below ~10).
+TOLERANCE = {torch.float32: 1e-4, torch.float64: 1e-11}
+
+
+def pick_device(requested):
+    if requested:
+        return torch.device(requested)
+    if torch.cuda.is_available() and tb.cuda_kernels_built():
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+def make_spd(batch, n, dtype, device, gen):
+    M = torch.randn(batch, n, n, dtype=dtype, device=device, generator=gen)
+    return M @ M.mT / n + torch.eye(n, dtype=dtype, device=device)
+
+
+def time_ms(fn, device, reps):
+    """Median wall time of fn() in milliseconds, after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(reps):
+        if device.type == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        else:
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def rel_diff(ours, ref):
+    """Largest over the batch of ||ours - ref||_F / ||ref||_F."""
+    num = torch.linalg.matrix_norm(ours - ref)
+    den = torch.linalg.matrix_norm(ref).clamp_min(torch.finfo(ref.dtype).tiny)
+    return (num / den).max().item()
+
+
+def cases(A, B):
+    """(name, ours, torch's) per op; each callable returns the tensor to compare."""
+    L = torch.linalg.cholesky(A)
+    return [
+        ("cholesky_ex", lambda: tb.cholesky_ex(A).L, lambda: torch.linalg.cholesky_ex(A).L),
+        ("cholesky_solve", lambda: tb.cholesky_solve(B, L), lambda: torch.cholesky_solve(B, L)),
+        ("solve", lambda: tb.solve(A, B), lambda: torch.linalg.solve(A, B)),
+        (
+            "solve_triangular",
+            lambda: tb.solve_triangular(L, B, upper=False),
+            lambda: torch.linalg.solve_triangular(L, B, upper=False),
+        ),
+    ]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=["cpu", "cuda"], default=None)
+    parser.add_argument("--n", type=int, default=32)
+    parser.add_argument("--batch", type=int, default=None, help="default: 10000 on GPU, 2000 on CPU")
+    parser.add_argument("--nrhs", type=int, default=1)
+    args = parser.parse_args(argv)
+
+    device = pick_device(args.device)
+    batch = args.batch or (10_000 if device.type == "cuda" else 2_000)
+    reps = 20 if device.type == "cuda" else 5
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    print(f"torch_batchchol {tb.__version__} | torch {torch.__version__} | {device} ({name})")
+    print(f"CUDA kernels built: {tb.cuda_kernels_built()} | library: {tb.LIBRARY_PATH}")
+    print(f"{batch:,} SPD systems of order {args.n}, {args.nrhs} right-hand side(s)\n")
+
+    header = f"{'op':<17}{'dtype':<9}{'n':>4}{'batch':>8}{'ours ms':>10}{'torch ms':>10}"
+    header += f"{'speedup':>9}{'max rel diff':>14}"
+    print(header)
+    print("-" * len(header))
+    failures = 0
+    gen = torch.Generator(device=device).manual_seed(0)
+    for dtype in (torch.float32, torch.float64):
+        A = make_spd(batch, args.n, dtype, device, gen)
+        B = torch.randn(batch, args.n, args.nrhs, dtype=dtype, device=device, generator=gen)
+        for op, ours, ref in cases(A, B):
+            dname = str(dtype).replace("torch.", "")
+            row = f"{op:<17}{dname:<9}{args.n:>4}{batch:>8}"
+            try:
+                diff = rel_diff(ours(), ref())
+                t_ours, t_ref = time_ms(ours, device, reps), time_ms(ref, device, reps)
+            except Exception as exc:  # a missing kernel shows as a row, not a traceback
+                failures += 1
+                print(f"{row}  FAILED: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}")
+                continue
+            ok = diff <= TOLERANCE[dtype]
+            failures += not ok
+            mark = "" if ok else "  <- exceeds tolerance"
+            print(f"{row}{t_ours:>10.3f}{t_ref:>10.3f}{t_ref / t_ours:>8.2f}x{diff:>14.2e}{mark}")
+    print()
+    print("all ops agree with torch.linalg" if failures == 0 else f"{failures} op(s) FAILED")
+    return 0 if failures == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
