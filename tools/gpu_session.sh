@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# One device-tool call: build against the machine's torch, run the whole test
-# suite and the GPU checks, then the sanitizers. Logs go to $OUT.
-#   bash tools/gpu_session.sh [tests|bench|all]
+# Device-tool calls: build against the machine's torch, then either
+#   tests: the CUDA test cases, the potrf/trsm GPU checks and compute-sanitizer memcheck
+#   bench: the CPU test cases (this torch version), the benchmark, potrf tuning, racecheck
+# Logs and results go to $OUT; each step has its own time limit.
+#   bash tools/gpu_session.sh tests|bench
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-what=${1:-all}
+what=${1:-tests}
 export PYTHONUNBUFFERED=1
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
@@ -17,19 +19,23 @@ if ! python3 -c "import torch_batchchol" 2>/dev/null; then
   TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=16 python3 -m pip install --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
 fi
 python3 -c "import torch, torch_batchchol as t; print(torch.__version__, torch.cuda.get_device_name(), t.cuda_kernels_built())"
-if [ "$what" = tests ] || [ "$what" = all ]; then
-  stamp pytest
-  python3 -m pytest tests -q -p no:cacheprovider -x --timeout=300 2>&1 | tail -40 > "$OUT/pytest.txt"; tail -15 "$OUT/pytest.txt"
+if [ "$what" = tests ]; then
+  stamp pytest-cuda
+  timeout 300 python3 -m pytest tests -q -m cuda -p no:cacheprovider -n 4 2>&1 | tail -60 > "$OUT/pytest_cuda.txt"; tail -25 "$OUT/pytest_cuda.txt"
   stamp checks
-  python3 tools/gpu_potrf_check.py > "$OUT/potrf_check.txt" 2>&1; tail -22 "$OUT/potrf_check.txt"
-  python3 tools/gpu_check_trsm.py > "$OUT/trsm_check.txt" 2>&1; tail -30 "$OUT/trsm_check.txt"
-  stamp sanitizer
-  compute-sanitizer --tool memcheck --print-limit 20 python3 tools/sanitize_ops.py > "$OUT/memcheck.txt" 2>&1; tail -4 "$OUT/memcheck.txt"
-  compute-sanitizer --tool racecheck --print-limit 20 python3 tools/sanitize_ops.py --quick > "$OUT/racecheck.txt" 2>&1; tail -4 "$OUT/racecheck.txt"
+  timeout 90 python3 tools/gpu_potrf_check.py > "$OUT/potrf_check.txt" 2>&1; tail -20 "$OUT/potrf_check.txt"
+  timeout 60 python3 tools/gpu_check_trsm.py --no-bench > "$OUT/trsm_check.txt" 2>&1; tail -8 "$OUT/trsm_check.txt"
+  stamp memcheck
+  timeout 150 compute-sanitizer --tool memcheck --print-limit 20 python3 tools/sanitize_ops.py > "$OUT/memcheck.txt" 2>&1; tail -4 "$OUT/memcheck.txt"
 fi
-if [ "$what" = bench ] || [ "$what" = all ]; then
+if [ "$what" = bench ]; then
   stamp bench
-  python3 benchmarks/bench_fixed.py --json "$OUT/bench_fixed.json" --plot "$OUT/bench_fixed.png" > "$OUT/bench_fixed.txt" 2>"$OUT/bench_progress.txt"; cat "$OUT/bench_fixed.txt"
-  python3 benchmarks/tune_potrf.py --json "$OUT/tune_potrf.json" > "$OUT/tune_potrf.txt" 2>&1; cat "$OUT/tune_potrf.txt"
+  timeout 330 python3 benchmarks/bench_fixed.py --json "$OUT/bench_fixed.json" --plot "$OUT/bench_fixed.png" > "$OUT/bench_fixed.txt" 2>"$OUT/bench_progress.txt"; cat "$OUT/bench_fixed.txt"
+  stamp tune
+  timeout 90 python3 benchmarks/tune_potrf.py --sizes 40 64 96 128 192 256 --json "$OUT/tune_potrf.json" > "$OUT/tune_potrf.txt" 2>&1; cat "$OUT/tune_potrf.txt"
+  stamp racecheck
+  timeout 60 compute-sanitizer --tool racecheck --print-limit 20 python3 tools/sanitize_ops.py --quick > "$OUT/racecheck.txt" 2>&1; tail -4 "$OUT/racecheck.txt"
+  stamp pytest-cpu
+  timeout 100 python3 -m pytest tests -q -m "not cuda" -p no:cacheprovider -n 8 -x 2>&1 | tail -30 > "$OUT/pytest_cpu.txt"; tail -8 "$OUT/pytest_cpu.txt"
 fi
 stamp done
