@@ -17,7 +17,7 @@ import torch
 
 import torch_batchchol  # noqa: F401
 
-FAMILIES = ["registers", "rows", "shared", "blocked"]
+FAMILIES = ["registers", "shared", "blocked"]
 
 
 def median_ms(fn, reps=15):

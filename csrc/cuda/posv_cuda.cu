@@ -1,4 +1,4 @@
-// POSV on CUDA: the fused kernels for n <= 64 (system in registers), potrf + potrs
+// POSV on CUDA: one fused kernel for n <= 32 (system in registers), potrf + potrs
 // otherwise (and when A is broadcast over several right-hand-side batches).
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -31,19 +31,6 @@ bool try_registers(const T* A, const T* B, T* X, T* L, int* info, int64_t batch,
   return true;
 }
 
-template <typename T, int NP>
-bool try_rows(const T* A, const T* B, T* X, T* L, int* info, int64_t batch, int n, int k,
-              bool upper, cudaStream_t stream) {
-  const size_t smem = sizeof(T) * (static_cast<size_t>(n) * smem_pitch(n) +
-                                   static_cast<size_t>(n) * k + 2 * NP);
-  if (smem > max_dynamic_smem()) return false;
-  auto kernel = posv_rows_kernel<T, NP>;
-  allow_dynamic_smem(kernel, smem);
-  kernel<<<batch, NP, smem, stream>>>(A, B, X, L, info, n, k, upper);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return true;
-}
-
 // Returns false when the system does not fit on chip (the caller falls back).
 template <typename T>
 bool launch_posv_fused(const T* A, const T* B, T* X, T* L, int* info, int64_t batch, int n,
@@ -53,14 +40,8 @@ bool launch_posv_fused(const T* A, const T* B, T* X, T* L, int* info, int64_t ba
   if (n <= 8) return try_registers<T, 8>(A, B, X, L, info, batch, n, k, upper, stream);
   if (n <= 16) return try_registers<T, 16>(A, B, X, L, info, batch, n, k, upper, stream);
   if (n <= 32) return try_registers<T, 32>(A, B, X, L, info, batch, n, k, upper, stream);
-  // Rows kernel while 64 values of T per thread fit in registers (NP = 128 does not
-  // unroll: the row array then lands in local memory).
-  if constexpr (sizeof(T) <= 8) {
-    if (n <= 64) return try_rows<T, 64>(A, B, X, L, info, batch, n, k, upper, stream);
-  }
-  // Larger systems: potrf's blocked kernels and the fused potrs kernel beat a
-  // one-block-per-system kernel with the matrix in shared memory (H200, see
-  // benchmarks/results).
+  // Larger systems: potrf's blocked kernels and the fused potrs kernel (measured
+  // faster on an H200 than one block per system with the matrix on chip).
   return false;
 }
 

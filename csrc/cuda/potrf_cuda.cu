@@ -54,16 +54,6 @@ void launch_blocked(const T* A, T* L, int* info, int64_t batch, int n, bool uppe
   }
 }
 
-template <typename T, int NP>
-void launch_rows(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
-                 cudaStream_t stream) {
-  const size_t smem = sizeof(T) * (static_cast<size_t>(n) * smem_pitch(n) + 2 * NP);
-  auto kernel = potrf_rows_kernel<T, NP>;
-  allow_dynamic_smem(kernel, smem);
-  kernel<<<batch, NP, smem, stream>>>(A, L, info, n, upper);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-}
-
 template <typename T>
 void launch_shared(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                    cudaStream_t stream) {
@@ -74,20 +64,11 @@ void launch_shared(const T* A, T* L, int* info, int64_t batch, int n, bool upper
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Register budget of the rows kernel: NP values of T per thread must stay in
-// registers (complex<double> never fits; NP = 128 does not fully unroll, so the row
-// array would land in local memory).
-template <typename T>
-constexpr int max_rows_np() {
-  return sizeof(T) <= 8 ? 64 : 0;
-}
-
 }  // namespace
 
 const char* potrf_kernel_name(PotrfKernel k) {
   switch (k) {
     case PotrfKernel::kRegisters: return "registers";
-    case PotrfKernel::kRows: return "rows";
     case PotrfKernel::kShared: return "shared";
     case PotrfKernel::kBlocked: return "blocked";
   }
@@ -98,7 +79,6 @@ template <typename T>
 bool potrf_kernel_applies(PotrfKernel k, int n) {
   switch (k) {
     case PotrfKernel::kRegisters: return n <= 32;
-    case PotrfKernel::kRows: return n > 32 && n <= max_rows_np<T>();
     case PotrfKernel::kShared:
       return sizeof(T) * static_cast<size_t>(n) * smem_pitch(n) <= max_dynamic_smem();
     case PotrfKernel::kBlocked: {
@@ -114,15 +94,14 @@ template <typename T>
 PotrfKernel choose_potrf_kernel(int n) {
   // BATCHCHOL_POTRF_KERNEL forces a kernel family (benchmarks/tune_potrf.py uses it).
   if (const char* forced = std::getenv("BATCHCHOL_POTRF_KERNEL")) {
-    for (PotrfKernel k : {PotrfKernel::kRegisters, PotrfKernel::kRows, PotrfKernel::kShared,
-                          PotrfKernel::kBlocked}) {
+    for (PotrfKernel k : {PotrfKernel::kRegisters, PotrfKernel::kShared, PotrfKernel::kBlocked}) {
       if (std::strcmp(forced, potrf_kernel_name(k)) == 0 && potrf_kernel_applies<T>(k, n)) return k;
     }
   }
   if (n <= 32) return PotrfKernel::kRegisters;
-  if (potrf_kernel_applies<T>(PotrfKernel::kRows, n)) return PotrfKernel::kRows;
-  // Measured on an H200 (tools/gpu_potrf_check.py, benchmarks/tune_potrf.py): one
-  // block per matrix in shared memory loses to the blocked kernels for n > 64.
+  // Measured on an H200 (benchmarks/tune_potrf.py, results in benchmarks/results/):
+  // the blocked kernels beat one block per matrix in shared memory at every n > 32
+  // (n = 64: 0.67 vs 1.61 ms fp32, 0.87 vs 2.92 ms fp64 for 10,000 matrices).
   return potrf_kernel_applies<T>(PotrfKernel::kBlocked, n) ? PotrfKernel::kBlocked
                                                            : PotrfKernel::kShared;
 }
@@ -138,11 +117,6 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
       if (n <= 8) return launch_registers<T, 8>(A, L, info, batch, n, upper, stream);
       if (n <= 16) return launch_registers<T, 16>(A, L, info, batch, n, upper, stream);
       return launch_registers<T, 32>(A, L, info, batch, n, upper, stream);
-    case PotrfKernel::kRows:
-      if constexpr (max_rows_np<T>() >= 64) {
-        return launch_rows<T, 64>(A, L, info, batch, n, upper, stream);
-      }
-      break;
     case PotrfKernel::kShared:
       return launch_shared(A, L, info, batch, n, upper, stream);
     case PotrfKernel::kBlocked:

@@ -2,7 +2,6 @@
 //
 //   potrf_registers_kernel  n <= 32: NP lanes per matrix, rows in registers,
 //                           several matrices per block staged through shared memory
-//   potrf_rows_kernel       32 < n <= NP: one thread per row, row in registers
 //   potrf_shared_kernel     n fits in shared memory: one block per matrix
 //   blocked_*               larger n: one launch per 32-wide panel step on the
 //                           output buffer (diagonal factor, panel solve, SYRK update)
@@ -83,58 +82,6 @@ __global__ void potrf_registers_kernel(const T* __restrict__ A, T* __restrict__ 
   if (valid && r == 0) info[first + group] = inf;
   __syncthreads();
   store_matrices(L + offset, s, count, n, pitch, upper);
-}
-
-// 32 < n <= NP: one thread per row (row in registers), NP threads per matrix; the
-// column of each step is broadcast through a double-buffered shared vector, so one
-// barrier per step suffices (a buffer is rewritten only two barriers later).
-template <typename T, int NP>
-__global__ void __launch_bounds__(NP) potrf_rows_kernel(const T* __restrict__ A,
-                                                        T* __restrict__ L,
-                                                        int* __restrict__ info, int n,
-                                                        bool upper) {
-  using R = real_t<T>;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* s = reinterpret_cast<T*>(smem_raw);
-  const int pitch = smem_pitch(n);
-  T* colbuf = s + n * pitch;
-  const int64_t offset = static_cast<int64_t>(blockIdx.x) * n * n;
-  load_matrices(s, A + offset, 1, n, pitch, upper);
-  __syncthreads();
-
-  const int r = threadIdx.x;
-  T a[NP];
-#pragma unroll
-  for (int j = 0; j < NP; ++j) a[j] = (r < n && j <= r) ? s[r * pitch + j] : T(0);
-  int inf = 0;
-#pragma unroll
-  for (int k = 0; k < NP; ++k) {
-    if (k < n) {
-      T* cb = colbuf + (k & 1) * NP;
-      cb[r] = a[k];
-      __syncthreads();
-      const R d = real_(cb[k]);
-      if (!pivot_ok(d) && inf == 0) inf = k + 1;
-      const R sq = sqrt(d);
-      const R inv = R(1) / sq;
-      if (r == k) a[k] = T(sq);
-      if (r > k) {
-        a[k] = a[k] * inv;
-        const T t = a[k] * inv;  // t * conj(cb[j]) = L[r][k] * conj(L[j][k])
-#pragma unroll
-        for (int j = k + 1; j < NP; ++j)
-          if (j < n && j <= r) a[j] -= t * conj_(cb[j]);
-      }
-    }
-  }
-  if (r < n) {
-#pragma unroll
-    for (int j = 0; j < NP; ++j)
-      if (j < n) s[r * pitch + j] = j <= r ? a[j] : T(0);
-  }
-  if (r == 0) info[blockIdx.x] = inf;
-  __syncthreads();
-  store_matrices(L + offset, s, 1, n, pitch, upper);
 }
 
 template <typename T>

@@ -10,7 +10,7 @@ namespace batchchol {
 namespace cuda {
 
 // Kernel families, in the order of the sizes they serve (potrf_kernels.cuh).
-enum class PotrfKernel { kRegisters, kRows, kShared, kBlocked };
+enum class PotrfKernel { kRegisters, kShared, kBlocked };
 
 const char* potrf_kernel_name(PotrfKernel k);
 
