@@ -10,6 +10,22 @@ bool same_size(const c10::SymInt& a, const c10::SymInt& b) {
   return c10::sym_eq(a, b).guard_bool(__FILE__, __LINE__);
 }
 
+// Shapes and counts are turned into text with std::to_string rather than streamed
+// into the message: the stream path crashed inside libstdc++'s number formatting on
+// one GPU machine's build (benchmarks/results/h200-2026-11-22-cuda-error-path-segfault.txt).
+std::string num(int64_t v) { return std::to_string(v); }
+
+std::string sym_str(const c10::SymInt& s) {
+  if (auto v = s.maybe_as_int()) return std::to_string(*v);
+  return s.toSymNodeImplUnowned()->str();
+}
+
+std::string shape_str(c10::SymIntArrayRef shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + sym_str(shape[i]);
+  return out + "]";
+}
+
 bool batch_dims_broadcast(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
   const size_t na = a.size(), nb = b.size();
   for (size_t i = 0; i < std::min(na, nb); ++i) {
@@ -34,10 +50,10 @@ void check_square(const char* op, const char* name, const at::Tensor& t) {
   TORCH_CHECK_VALUE(t.dim() >= 2, op, ": expected ", name,
                     " to be a batch of square matrices of shape [*, n, n] (at least 2 "
                     "dimensions), but got ",
-                    t.dim(), " dimension(s)");
+                    num(t.dim()), " dimension(s)");
   TORCH_CHECK_VALUE(same_size(t.sym_size(-1), t.sym_size(-2)), op, ": expected ", name,
                     " to be a batch of square matrices [*, n, n], but got shape ",
-                    t.sym_sizes());
+                    shape_str(t.sym_sizes()));
 }
 
 void check_same_dtype_device(const char* op, const char* a_name, const at::Tensor& a,
@@ -53,16 +69,17 @@ void check_rhs(const char* op, const char* a_name, const at::Tensor& A, const ch
                const at::Tensor& B, bool left) {
   TORCH_CHECK_VALUE(B.dim() >= 2, op, ": expected ", b_name, " to have shape ",
                     left ? "[*, n, k]" : "[*, k, n]", " (at least 2 dimensions), but got ",
-                    B.dim(), " dimension(s)");
+                    num(B.dim()), " dimension(s)");
   const auto& n = A.sym_size(-1);
   const auto& bn = left ? B.sym_size(-2) : B.sym_size(-1);
   TORCH_CHECK_VALUE(same_size(bn, n), op, ": expected ", b_name, " of shape ",
-                    left ? "[*, n, k]" : "[*, k, n]", " with n = ", n, " (from ", a_name,
-                    " of shape ", A.sym_sizes(), "), but got shape ", B.sym_sizes());
+                    left ? "[*, n, k]" : "[*, k, n]", " with n = ", sym_str(n),
+                    " (from ", a_name, " of shape ", shape_str(A.sym_sizes()),
+                    "), but got shape ", shape_str(B.sym_sizes()));
   const auto a_batch = A.sym_sizes().slice(0, A.dim() - 2);
   const auto b_batch = B.sym_sizes().slice(0, B.dim() - 2);
   TORCH_CHECK_VALUE(batch_dims_broadcast(a_batch, b_batch), op, ": the batch dimensions of ",
-                    a_name, " ", a_batch, " and ", b_name, " ", b_batch,
+                    a_name, " ", shape_str(a_batch), " and ", b_name, " ", shape_str(b_batch),
                     " do not broadcast");
 }
 
