@@ -17,23 +17,14 @@ import torch
 
 import torch_batchchol  # noqa: F401
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
 FAMILIES = ["registers", "shared", "blocked"]
 
 
-def median_ms(fn, reps=15):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
+def median_ms(fn):
+    return common.time_ms(lambda i: fn(), 1, torch.device("cuda"), warmup=3, reps=15)
 
 
 def spd_batch(batch, n, dtype):

@@ -41,19 +41,11 @@ __global__ void posv_registers_kernel(const T* __restrict__ A, const T* __restri
   copy_block(sb, B + first * n * k, count * n * k, conj_rhs);
   __syncthreads();
 
-  // All groups run the shuffles (full warp mask); those past the batch write nothing.
   const int group = threadIdx.x / NP, r = threadIdx.x % NP;
   const bool valid = group < count;
   T* m = s + group * n * pitch;
   T a[NP];
-#pragma unroll
-  for (int j = 0; j < NP; ++j) a[j] = (valid && r < n && j <= r) ? m[r * pitch + j] : T(0);
-  const int inf = potrf_rows_in_registers<T, NP>(a, r, n);
-  if (valid && r < n) {
-#pragma unroll
-    for (int j = 0; j < NP; ++j)
-      if (j < n) m[r * pitch + j] = j <= r ? a[j] : T(0);
-  }
+  const int inf = factor_staged_rows<T, NP>(m, pitch, n, r, valid, a);
   __syncwarp();
   // The backward solve needs L's columns: lane r takes column r from shared memory.
   T col[NP];

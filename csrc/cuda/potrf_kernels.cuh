@@ -51,6 +51,24 @@ __device__ __forceinline__ void zero_upper(T* s, int count, int n, int pitch) {
   }
 }
 
+// One group of NP lanes factors the staged matrix m (lane r holds row r in a[]) and
+// writes the factor back with the strict upper triangle zeroed. Every group computes
+// (the shuffles use the full warp mask); a group past the end of the batch (!valid)
+// works on zeros and writes nothing. Returns the matrix's info.
+template <typename T, int NP>
+__device__ __forceinline__ int factor_staged_rows(T* m, int pitch, int n, int r, bool valid,
+                                                  T (&a)[NP]) {
+#pragma unroll
+  for (int j = 0; j < NP; ++j) a[j] = (valid && r < n && j <= r) ? m[r * pitch + j] : T(0);
+  const int inf = potrf_rows_in_registers<T, NP>(a, r, n);
+  if (valid && r < n) {
+#pragma unroll
+    for (int j = 0; j < NP; ++j)
+      if (j < n) m[r * pitch + j] = j <= r ? a[j] : T(0);
+  }
+  return inf;
+}
+
 template <typename T, int NP>
 __global__ void potrf_registers_kernel(const T* __restrict__ A, T* __restrict__ L,
                                        int* __restrict__ info, int64_t batch, int n, bool upper) {
@@ -65,20 +83,10 @@ __global__ void potrf_registers_kernel(const T* __restrict__ A, T* __restrict__ 
   load_matrices(s, A + offset, count, n, pitch, upper);
   __syncthreads();
 
-  // Every group computes (the shuffles use the full warp mask); groups past the end
-  // of the batch work on zeros and write nothing.
   const int group = threadIdx.x / NP, r = threadIdx.x % NP;
   const bool valid = group < count;
-  T* m = s + group * n * pitch;
   T a[NP];
-#pragma unroll
-  for (int j = 0; j < NP; ++j) a[j] = (valid && r < n && j <= r) ? m[r * pitch + j] : T(0);
-  const int inf = potrf_rows_in_registers<T, NP>(a, r, n);
-  if (valid && r < n) {
-#pragma unroll
-    for (int j = 0; j < NP; ++j)
-      if (j < n) m[r * pitch + j] = j <= r ? a[j] : T(0);
-  }
+  const int inf = factor_staged_rows<T, NP>(s + group * n * pitch, pitch, n, r, valid, a);
   if (valid && r == 0) info[first + group] = inf;
   __syncthreads();
   store_matrices(L + offset, s, count, n, pitch, upper);
