@@ -84,6 +84,12 @@ def solve(A: Tensor, B: Tensor, *, upper: bool = False, left: bool = True) -> Te
             f"torch_batchchol.solve: expected A of shape [*, n, n], got {tuple(A.shape)}"
         )
     vector = _is_vector_rhs(A, B)
+    if vector and not left:
+        # torch.linalg.solve has no vector case for X A = B either.
+        raise ValueError(
+            "torch_batchchol.solve: left=False expects B of shape [*, k, n]; a vector "
+            f"right-hand side (B of shape {tuple(B.shape)}) needs left=True"
+        )
     rhs = B.unsqueeze(-1) if vector else B
     if not left:
         # X A = B  <=>  A X^H = B^H for Hermitian A.
