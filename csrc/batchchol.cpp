@@ -9,6 +9,9 @@ TORCH_LIBRARY(batchchol, m) {
   m.def(
       "trsm(Tensor A, Tensor B, bool upper=False, bool left=True, bool transpose=False, "
       "bool unit_diagonal=False) -> Tensor X");
+  // Raises torch.linalg.LinAlgError for the first failed matrix of `info` (synchronizes).
+  // A custom op so that the raise stays inside one graph under torch.compile.
+  m.def("_check_info(Tensor info, str api, str what) -> ()");
 }
 
 #ifdef BATCHCHOL_PYTHON_MODULE

@@ -66,3 +66,12 @@ def test_schema_is_functional(name):
         assert arg.alias_info is None, f"{name}: argument {arg.name} aliases/mutates"
     for ret in schema.returns:
         assert ret.alias_info is None, f"{name}: return {ret.name} aliases an input"
+
+
+def test_opcheck_check_info(device):
+    # The private raising helper of the Python API: no outputs, a host sync, and it
+    # must also pass the fake-tensor and schema checks that torch.compile relies on.
+    info = torch.zeros(3, dtype=torch.int32, device=device)
+    torch.library.opcheck(ops._check_info.default, (info, "api", "input"))
+    with pytest.raises(torch.linalg.LinAlgError, match=r"api: \(Batch element 2\).*order 5"):
+        ops._check_info(torch.tensor([0, 0, 5], dtype=torch.int32, device=device), "api", "input")

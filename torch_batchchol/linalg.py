@@ -23,22 +23,18 @@ class CholeskyEx(NamedTuple):
 
 def _raise_if_failed(api: str, info: Tensor, what: str) -> None:
     """Raise torch.linalg.LinAlgError naming the first failed batch element."""
-    if torch.compiler.is_compiling():
-        # A data-dependent raise would break the graph; keep the failure loud.
-        torch._assert_async(torch.all(info == 0), f"{api}: {what} is not positive-definite")
-        return
-    if info.numel() == 0:
-        return
-    failed = torch.nonzero(info.reshape(-1)).reshape(-1)
-    if failed.numel() == 0:
-        return
-    index = int(failed[0])
-    order = int(info.reshape(-1)[index])
-    where = f"(Batch element {index}): " if info.dim() > 0 else ""
-    raise torch.linalg.LinAlgError(
-        f"{api}: {where}The factorization could not be completed because the {what} is not "
-        f"positive-definite (the leading minor of order {order} is not positive-definite)."
-    )
+    # One custom op (batchchol::_check_info) does the raising, so that under
+    # torch.compile the data-dependent check stays inside the graph; it is marked
+    # side-effectful below so that dead-code elimination keeps it.
+    _ops._check_info(info, api, what)
+
+
+try:  # torch >= 2.1: keep the otherwise result-less check in compiled graphs
+    from torch.fx.node import has_side_effect
+
+    has_side_effect(_ops._check_info.default)
+except ImportError:  # pragma: no cover
+    pass
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> CholeskyEx:
