@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Device-tool calls: build against the machine's torch, then either
-#   tests: the CUDA test cases, the potrf/trsm GPU checks and compute-sanitizer memcheck
-#   bench: the CPU test cases (this torch version), the benchmark, potrf tuning, racecheck
+# Device-tool calls (each fits one 10-minute call; a warm machine keeps the build):
+#   tests:  the CUDA test cases (pytest -m cuda)
+#   checks: the potrf/trsm GPU sweeps, compute-sanitizer memcheck and racecheck, and the
+#           CPU test cases under this machine's torch version
+#   bench:  the benchmark and the potrf tuning sweep
 # Logs and results go to $OUT; each step has its own time limit.
-#   bash tools/gpu_session.sh tests|bench
+#   bash tools/gpu_session.sh tests|checks|bench
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -21,21 +23,23 @@ fi
 python3 -c "import torch, torch_batchchol as t; print(torch.__version__, torch.cuda.get_device_name(), t.cuda_kernels_built())"
 if [ "$what" = tests ]; then
   stamp pytest-cuda
-  timeout 300 python3 -m pytest tests -q -m cuda -p no:cacheprovider -n 4 2>&1 | tail -60 > "$OUT/pytest_cuda.txt"; tail -25 "$OUT/pytest_cuda.txt"
+  timeout 450 python3 -m pytest tests -q -m cuda -p no:cacheprovider -n 8 2>&1 \
+    | grep -v "^  File\|Extension modules" | tail -60 > "$OUT/pytest_cuda.txt"; tail -25 "$OUT/pytest_cuda.txt"
+fi
+if [ "$what" = checks ]; then
   stamp checks
-  timeout 90 python3 tools/gpu_potrf_check.py > "$OUT/potrf_check.txt" 2>&1; tail -20 "$OUT/potrf_check.txt"
+  timeout 150 python3 tools/gpu_potrf_check.py > "$OUT/potrf_check.txt" 2>&1; tail -20 "$OUT/potrf_check.txt"
   timeout 60 python3 tools/gpu_check_trsm.py --no-bench > "$OUT/trsm_check.txt" 2>&1; tail -8 "$OUT/trsm_check.txt"
-  stamp memcheck
+  stamp sanitizers
   timeout 150 compute-sanitizer --tool memcheck --print-limit 20 python3 tools/sanitize_ops.py > "$OUT/memcheck.txt" 2>&1; tail -4 "$OUT/memcheck.txt"
+  timeout 60 compute-sanitizer --tool racecheck --print-limit 20 python3 tools/sanitize_ops.py --quick > "$OUT/racecheck.txt" 2>&1; tail -4 "$OUT/racecheck.txt"
+  stamp pytest-cpu
+  timeout 120 python3 -m pytest tests -q -m "not cuda" -p no:cacheprovider -n 8 2>&1 | tail -30 > "$OUT/pytest_cpu.txt"; tail -8 "$OUT/pytest_cpu.txt"
 fi
 if [ "$what" = bench ]; then
   stamp bench
-  timeout 330 python3 benchmarks/bench_fixed.py --json "$OUT/bench_fixed.json" --plot "$OUT/bench_fixed.png" > "$OUT/bench_fixed.txt" 2>"$OUT/bench_progress.txt"; cat "$OUT/bench_fixed.txt"
+  timeout 380 python3 benchmarks/bench_fixed.py --json "$OUT/bench_fixed.json" --plot "$OUT/bench_fixed.png" > "$OUT/bench_fixed.txt" 2>"$OUT/bench_progress.txt"; cat "$OUT/bench_fixed.txt"
   stamp tune
-  timeout 90 python3 benchmarks/tune_potrf.py --sizes 40 64 96 128 192 256 --json "$OUT/tune_potrf.json" > "$OUT/tune_potrf.txt" 2>&1; cat "$OUT/tune_potrf.txt"
-  stamp racecheck
-  timeout 60 compute-sanitizer --tool racecheck --print-limit 20 python3 tools/sanitize_ops.py --quick > "$OUT/racecheck.txt" 2>&1; tail -4 "$OUT/racecheck.txt"
-  stamp pytest-cpu
-  timeout 100 python3 -m pytest tests -q -m "not cuda" -p no:cacheprovider -n 8 -x 2>&1 | tail -30 > "$OUT/pytest_cpu.txt"; tail -8 "$OUT/pytest_cpu.txt"
+  timeout 90 python3 benchmarks/tune_potrf.py --json "$OUT/tune_potrf.json" > "$OUT/tune_potrf.txt" 2>&1; cat "$OUT/tune_potrf.txt"
 fi
 stamp done
