@@ -13,7 +13,7 @@ namespace {
 void check_info(const at::Tensor& info, c10::string_view api, c10::string_view what) {
   TORCH_CHECK_TYPE(info.scalar_type() == at::kInt,
                    "batchchol._check_info: expected an int32 info tensor, but got ",
-                   info.scalar_type());
+                   c10::toString(info.scalar_type()));
   const at::Tensor flat = info.reshape({-1}).to(at::kCPU).contiguous();
   const int* values = flat.const_data_ptr<int>();
   for (int64_t i = 0; i < flat.numel(); ++i) {

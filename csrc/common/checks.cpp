@@ -10,9 +10,10 @@ bool same_size(const c10::SymInt& a, const c10::SymInt& b) {
   return c10::sym_eq(a, b).guard_bool(__FILE__, __LINE__);
 }
 
-// Shapes and counts are turned into text with std::to_string rather than streamed
-// into the message: the stream path crashed inside libstdc++'s number formatting on
-// one GPU machine's build (benchmarks/results/h200-2026-11-22-cuda-error-path-segfault.txt).
+// Numbers (shapes, counts, device indices) are turned into text with std::to_string
+// (and Device::str) rather than streamed into the message: the stream path crashed
+// inside libstdc++'s number formatting on one GPU machine's build
+// (benchmarks/results/h200-2026-11-22-cuda-error-path-segfault.txt).
 std::string num(int64_t v) { return std::to_string(v); }
 
 std::string sym_str(const c10::SymInt& s) {
@@ -43,7 +44,7 @@ void check_dtype(const char* op, const char* name, const at::Tensor& t) {
   TORCH_CHECK_TYPE(
       st == at::kFloat || st == at::kDouble || st == at::kComplexFloat || st == at::kComplexDouble,
       op, ": expected ", name,
-      " to be float32, float64, complex64 or complex128, but got ", st);
+      " to be float32, float64, complex64 or complex128, but got ", c10::toString(st));
 }
 
 void check_square(const char* op, const char* name, const at::Tensor& t) {
@@ -59,10 +60,10 @@ void check_square(const char* op, const char* name, const at::Tensor& t) {
 void check_same_dtype_device(const char* op, const char* a_name, const at::Tensor& a,
                              const char* b_name, const at::Tensor& b) {
   TORCH_CHECK_TYPE(a.scalar_type() == b.scalar_type(), op, ": expected ", b_name,
-                   " to have the dtype of ", a_name, " (", a.scalar_type(), "), but got ",
-                   b.scalar_type());
+                   " to have the dtype of ", a_name, " (", c10::toString(a.scalar_type()),
+                   "), but got ", c10::toString(b.scalar_type()));
   TORCH_CHECK(a.device() == b.device(), op, ": expected ", a_name, " and ", b_name,
-              " on the same device, but got ", a.device(), " and ", b.device());
+              " on the same device, but got ", a.device().str(), " and ", b.device().str());
 }
 
 void check_rhs(const char* op, const char* a_name, const at::Tensor& A, const char* b_name,

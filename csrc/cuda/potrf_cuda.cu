@@ -122,7 +122,8 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
     case PotrfKernel::kBlocked:
       return launch_blocked(A, L, info, batch, n, upper, stream);
   }
-  TORCH_CHECK(false, "batchchol.potrf: n = ", n, " is larger than the CUDA kernels support");
+  TORCH_CHECK(false, "batchchol.potrf: n = ", std::to_string(n),
+              " is larger than the CUDA kernels support");
 }
 
 #define BATCHCHOL_INSTANTIATE(T)                                                  \
@@ -142,7 +143,7 @@ std::tuple<at::Tensor, at::Tensor> potrf_cuda(const at::Tensor& A_in, bool upper
   const at::Tensor A = flatten_batch(A_in);
   const int64_t batch = A.size(0);
   const int64_t n = A.size(-1);
-  TORCH_CHECK_VALUE(n <= INT32_MAX / 2, kPotrf, ": n = ", n, " is too large");
+  TORCH_CHECK_VALUE(n <= INT32_MAX / 2, kPotrf, ": n = ", std::to_string(n), " is too large");
   at::Tensor L = at::empty(A_in.sizes(), A_in.options().memory_format(at::MemoryFormat::Contiguous));
   std::vector<int64_t> batch_shape(A_in.sizes().begin(), A_in.sizes().end() - 2);
   at::Tensor info = at::empty(batch_shape, A_in.options().dtype(at::kInt));
