@@ -9,9 +9,11 @@ import sys
 
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+import common  # noqa: E402  (benchmarks/common.py: CUDA-event median timing)
+
 
 def spd(batch, n, dtype, device, cond=100.0):
-    real = torch.float64 if dtype in (torch.float64, torch.complex128) else torch.float32
     q, _ = torch.linalg.qr(torch.randn(batch, n, n, dtype=torch.complex128 if dtype.is_complex else torch.float64, device=device))
     ev = torch.logspace(0, torch.log10(torch.tensor(cond)).item(), n, dtype=torch.float64, device=device)
     A = (q * ev.to(q.dtype)) @ q.mH
@@ -54,7 +56,6 @@ def check(ops, lines):
             A[3, 0, 0] = float("inf")
             L, info = ops.potrf(A, False)
             ref = torch.linalg.cholesky_ex(A.double()).info
-            expect = [0, None, n, 1, 0]
             got = info.tolist()
             ok = got[0] == 0 and got[4] == 0 and got[1] > 0 and got[2] == n and got[3] == 1
             Lgood = torch.linalg.cholesky(A[[0, 4]].double())
@@ -66,21 +67,8 @@ def check(ops, lines):
 
 
 def bench(ops, lines):
-    def t(fn, reps=20):
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(reps):
-            s = torch.cuda.Event(enable_timing=True)
-            e = torch.cuda.Event(enable_timing=True)
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            ts.append(s.elapsed_time(e))
-        ts.sort()
-        return ts[len(ts) // 2]
+    def t(fn):
+        return common.time_ms(lambda i: fn(), 1, torch.device("cuda"))
 
     x = torch.empty(2**28, dtype=torch.uint8, device="cuda")
     ms = t(lambda: x.clone())

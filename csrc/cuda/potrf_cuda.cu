@@ -64,7 +64,8 @@ void launch_shared(const T* A, T* L, int* info, int64_t batch, int n, bool upper
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-}  // namespace
+// Kernel families, in the order of the sizes they serve (potrf_kernels.cuh).
+enum class PotrfKernel { kRegisters, kShared, kBlocked };
 
 const char* potrf_kernel_name(PotrfKernel k) {
   switch (k) {
@@ -90,6 +91,8 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
   return false;
 }
 
+// The family used for order n: the tuned table, or BATCHCHOL_POTRF_KERNEL when it names
+// a family that supports n.
 template <typename T>
 PotrfKernel choose_potrf_kernel(int n) {
   // BATCHCHOL_POTRF_KERNEL forces a kernel family (benchmarks/tune_potrf.py uses it).
@@ -105,6 +108,8 @@ PotrfKernel choose_potrf_kernel(int n) {
   return potrf_kernel_applies<T>(PotrfKernel::kBlocked, n) ? PotrfKernel::kBlocked
                                                            : PotrfKernel::kShared;
 }
+
+}  // namespace
 
 template <typename T>
 void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
@@ -126,9 +131,8 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
               " is larger than the CUDA kernels support");
 }
 
-#define BATCHCHOL_INSTANTIATE(T)                                                  \
-  template void launch_potrf<T>(const T*, T*, int*, int64_t, int, bool, cudaStream_t); \
-  template PotrfKernel choose_potrf_kernel<T>(int);
+#define BATCHCHOL_INSTANTIATE(T) \
+  template void launch_potrf<T>(const T*, T*, int*, int64_t, int, bool, cudaStream_t);
 BATCHCHOL_INSTANTIATE(float)
 BATCHCHOL_INSTANTIATE(double)
 BATCHCHOL_INSTANTIATE(c10::complex<float>)
