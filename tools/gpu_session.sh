@@ -23,8 +23,9 @@ fi
 python3 -c "import torch, torch_batchchol as t; print(torch.__version__, torch.cuda.get_device_name(), t.cuda_kernels_built())"
 if [ "$what" = tests ]; then
   stamp pytest-cuda
-  timeout 450 python3 -m pytest tests -q -m cuda -p no:cacheprovider -n 8 2>&1 \
-    | grep -v "^  File\|Extension modules" | tail -60 > "$OUT/pytest_cuda.txt"; tail -25 "$OUT/pytest_cuda.txt"
+  timeout 470 python3 -m pytest tests -q -m cuda -p no:cacheprovider -n 16 --durations=40 2>&1 \
+    | grep -v "^  File\|Extension modules\|PytestBenchmarkWarning\|warner(" > "$OUT/pytest_cuda.txt"
+  tail -70 "$OUT/pytest_cuda.txt"
 fi
 if [ "$what" = checks ]; then
   stamp checks
