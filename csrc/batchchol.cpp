@@ -9,6 +9,32 @@ TORCH_LIBRARY(batchchol, m) {
   m.def(
       "trsm(Tensor A, Tensor B, bool upper=False, bool left=True, bool transpose=False, "
       "bool unit_diagonal=False) -> Tensor X");
+  // Ragged batches (common/ragged.h): matrix i is n[i] x n[i] at values[offsets[i]],
+  // its right-hand side n[i] x k (k x n[i] for right-side trsm) at B[b_offsets[i]].
+  m.def(
+      "potrf_vbatched(Tensor A, Tensor n, Tensor offsets, int? max_n=None, bool upper=False) "
+      "-> (Tensor L, Tensor info)");
+  m.def(
+      "potrs_vbatched(Tensor L, Tensor n, Tensor offsets, Tensor B, Tensor b_offsets, int k, "
+      "int? max_n=None, bool upper=False) -> Tensor X");
+  m.def(
+      "posv_vbatched(Tensor A, Tensor n, Tensor offsets, Tensor B, Tensor b_offsets, int k, "
+      "int? max_n=None, bool upper=False) -> (Tensor X, Tensor L, Tensor info)");
+  m.def(
+      "trsm_vbatched(Tensor A, Tensor n, Tensor offsets, Tensor B, Tensor b_offsets, int k, "
+      "int? max_n=None, bool upper=False, bool left=True, bool transpose=False, "
+      "bool unit_diagonal=False) -> Tensor X");
+  // Building blocks of the vbatched autograd formulas (autograd/vbatched_formulas.h).
+  // C_i = op(P_i) op(Q_i), op = conjugate transpose where asked; each dimension is n[i]
+  // (-1) or a fixed count; C is written at c_offsets into a zeroed buffer of c_numel.
+  m.def(
+      "_gemm_vbatched(Tensor P, Tensor p_offsets, int p_rows, int p_cols, bool p_conj_trans, "
+      "Tensor Q, Tensor q_offsets, int q_rows, int q_cols, bool q_conj_trans, Tensor n, "
+      "Tensor c_offsets, SymInt c_numel) -> Tensor C");
+  // Per-matrix triangle operations on n[i] x n[i] blocks: mode 0 keeps the lower
+  // triangle, 1 keeps it with the diagonal halved (Phi), 2 takes the Hermitian part
+  // (X + X^H) / 2, 3 transposes the blocks (no conjugation).
+  m.def("_tri_vbatched(Tensor X, Tensor n, Tensor offsets, int mode) -> Tensor Y");
   // Raises torch.linalg.LinAlgError for the first failed matrix of `info` (synchronizes).
   // A custom op so that the raise stays inside one graph under torch.compile.
   m.def("_check_info(Tensor info, str api, str what) -> ()");

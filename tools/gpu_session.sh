@@ -4,6 +4,7 @@
 #   checks: the potrf/trsm GPU sweeps, compute-sanitizer memcheck and racecheck, and the
 #           CPU test cases under this machine's torch version
 #   bench:  the benchmark and the potrf tuning sweep
+#   bench-solves: bench_fixed for potrs / posv / trsm, then bench_vbatched
 # Logs and results go to $OUT; each step has its own time limit.
 #   bash tools/gpu_session.sh tests|checks|bench
 set -u
@@ -23,7 +24,9 @@ fi
 python3 -c "import torch, torch_batchchol as t; print(torch.__version__, torch.cuda.get_device_name(), t.cuda_kernels_built())"
 if [ "$what" = tests ]; then
   stamp pytest-cuda
-  timeout 470 python3 -m pytest tests -q -m cuda -p no:cacheprovider -n 16 --durations=40 2>&1 \
+  # --timeout: a stuck test fails with its traceback instead of eating the call.
+  timeout ${PYTEST_LIMIT:-330} python3 -m pytest tests -q -m cuda -p no:cacheprovider -n 16 \
+    --timeout=${TEST_TIMEOUT:-45} --durations=30 2>&1 \
     | grep -v "^  File\|Extension modules\|PytestBenchmarkWarning\|warner(" > "$OUT/pytest_cuda.txt"
   tail -70 "$OUT/pytest_cuda.txt"
 fi
@@ -42,5 +45,15 @@ if [ "$what" = bench ]; then
   timeout 380 python3 benchmarks/bench_fixed.py --json "$OUT/bench_fixed.json" --plot "$OUT/bench_fixed.png" > "$OUT/bench_fixed.txt" 2>"$OUT/bench_progress.txt"; cat "$OUT/bench_fixed.txt"
   stamp tune
   timeout 90 python3 benchmarks/tune_potrf.py --json "$OUT/tune_potrf.json" > "$OUT/tune_potrf.txt" 2>&1; cat "$OUT/tune_potrf.txt"
+fi
+if [ "$what" = bench-solves ]; then
+  stamp bench-solves
+  timeout ${SOLVES_LIMIT:-200} python3 benchmarks/bench_fixed.py --ops potrs,posv,trsm --reps 10 \
+    --json "$OUT/bench_solves.json" --plot "$OUT/bench_solves.png" > "$OUT/bench_solves.txt" 2>"$OUT/bench_solves_progress.txt"
+  cat "$OUT/bench_solves.txt"
+  stamp bench-vbatched
+  timeout ${VB_LIMIT:-240} python3 benchmarks/bench_vbatched.py --json "$OUT/bench_vbatched.json" \
+    --plot "$OUT/bench_vbatched.png" > "$OUT/bench_vbatched.txt" 2>"$OUT/bench_vbatched_progress.txt"
+  cat "$OUT/bench_vbatched.txt"; tail -3 "$OUT/bench_vbatched_progress.txt"
 fi
 stamp done

@@ -12,6 +12,7 @@ import torch
 from torch import Tensor
 
 from . import _library  # noqa: F401  (registers torch.ops.batchchol)
+from . import _nested_linalg
 
 _ops = torch.ops.batchchol
 
@@ -45,21 +46,33 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     (0 = success, k > 0 = the leading minor of order k is not positive-definite,
     NaN and Inf included). Only the lower (upper) triangle of A is read.
     """
-    L, info = _ops.potrf(A, upper)
+    if A.is_nested:
+        L, info = _nested_linalg.cholesky_ex(A, upper, "torch_batchchol.cholesky_ex")
+    else:
+        L, info = _ops.potrf(A, upper)
     if check_errors:
         _raise_if_failed("torch_batchchol.cholesky_ex", info, "input")
     return CholeskyEx(L, info)
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
-    """Like torch.linalg.cholesky: raises torch.linalg.LinAlgError on failure."""
-    L, info = _ops.potrf(A, upper)
+    """Like torch.linalg.cholesky: raises torch.linalg.LinAlgError on failure.
+
+    A may also be a strided nested tensor of matrices [n_i, n_i] (every function
+    of this module accepts them; the result is nested like the input).
+    """
+    if A.is_nested:
+        L, info = _nested_linalg.cholesky_ex(A, upper, "torch_batchchol.cholesky")
+    else:
+        L, info = _ops.potrf(A, upper)
     _raise_if_failed("torch_batchchol.cholesky", info, "input")
     return L
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """Like torch.cholesky_solve: X with A X = B where A = L L^H (U^H U if upper)."""
+    if L.is_nested:
+        return _nested_linalg.cholesky_solve(B, L, upper, "torch_batchchol.cholesky_solve")
     return _ops.potrs(L, B, upper)
 
 
@@ -75,6 +88,10 @@ def solve(A: Tensor, B: Tensor, *, upper: bool = False, left: bool = True) -> Te
     one fused Cholesky factor-and-solve (posv). Only the lower (upper) triangle of A
     is read. Raises torch.linalg.LinAlgError when a matrix is not positive-definite.
     """
+    if A.is_nested:
+        X, info = _nested_linalg.solve(A, B, upper, left, "torch_batchchol.solve")
+        _raise_if_failed("torch_batchchol.solve", info, "input")
+        return X
     if A.dim() < 2:
         raise ValueError(
             f"torch_batchchol.solve: expected A of shape [*, n, n], got {tuple(A.shape)}"
@@ -101,4 +118,8 @@ def solve_triangular(
     A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
 ) -> Tensor:
     """Like torch.linalg.solve_triangular: op(A) X = B (left) or X A = B (right)."""
+    if A.is_nested:
+        return _nested_linalg.solve_triangular(
+            A, B, upper, left, unitriangular, "torch_batchchol.solve_triangular"
+        )
     return _ops.trsm(A, B, upper, left, False, unitriangular)

@@ -9,6 +9,7 @@
 #include "common/ops.h"
 #include "cuda/launch_utils.h"
 #include "cuda/potrf_kernels.cuh"
+#include "cuda/potrf_layout_launch.cuh"
 #include "cuda/potrf_launch.h"
 
 #include <cstdlib>
@@ -34,34 +35,13 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
 template <typename T>
 void launch_blocked(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                     cudaStream_t stream) {
-  constexpr int tile = update_tile<T>();
-  blocked_init_kernel<T><<<batch, 256, 0, stream>>>(A, L, info, n, upper);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  for (int k0 = 0; k0 < n; k0 += kPanel) {
-    blocked_diag_kernel<T><<<ceil_div(batch, 4), 128, 0, stream>>>(L, info, batch, n, k0);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-    const int rest = n - k0 - kPanel;
-    if (rest <= 0) break;
-    blocked_panel_kernel<T><<<dim3(batch, ceil_div(rest, 128)), 128, 0, stream>>>(L, n, k0);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-    const int64_t t = (rest + tile - 1) / tile;
-    blocked_update_kernel<T><<<dim3(batch, t * (t + 1) / 2), 256, 0, stream>>>(L, n, k0);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
-  if (upper) {
-    blocked_to_upper_kernel<T><<<batch, 256, 0, stream>>>(L, n);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
+  launch_blocked_layout(A, L, info, batch, DenseLayout{n}, n, upper, stream);
 }
 
 template <typename T>
 void launch_shared(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                    cudaStream_t stream) {
-  const size_t smem = sizeof(T) * static_cast<size_t>(n) * smem_pitch(n);
-  auto kernel = potrf_shared_kernel<T>;
-  allow_dynamic_smem(kernel, smem);
-  kernel<<<batch, 256, smem, stream>>>(A, L, info, n, upper);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  launch_shared_layout(A, L, info, batch, DenseLayout{n}, n, upper, stream);
 }
 
 // Kernel families, in the order of the sizes they serve (potrf_kernels.cuh).

@@ -7,6 +7,7 @@
 //                           output buffer (diagonal factor, panel solve, SYRK update)
 #pragma once
 
+#include "cuda/batch_layout.cuh"
 #include "cuda/potrf_block.cuh"
 
 namespace batchchol {
@@ -92,32 +93,55 @@ __global__ void potrf_registers_kernel(const T* __restrict__ A, T* __restrict__ 
   store_matrices(L + offset, s, count, n, pitch, upper);
 }
 
-template <typename T>
+// One block per matrix (Layout: batch_layout.cuh); `pitch` fits the largest matrix.
+template <typename T, typename Layout>
 __global__ void potrf_shared_kernel(const T* __restrict__ A, T* __restrict__ L,
-                                    int* __restrict__ info, int n, bool upper) {
+                                    int* __restrict__ info, Layout lay, int pitch, bool upper) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ int info_s;
   T* s = reinterpret_cast<T*>(smem_raw);
-  const int pitch = smem_pitch(n);
-  const int64_t offset = static_cast<int64_t>(blockIdx.x) * n * n;
+  const int64_t b = blockIdx.x;
+  if (!lay.mine(b)) return;
+  if (!lay.valid(b)) {  // uniform over the block: no barrier is skipped by some threads only
+    if (threadIdx.x == 0) info[b] = lay.initial_info(b);
+    return;
+  }
+  const int n = lay.size(b);
+  const int64_t offset = lay.origin(b);
   load_matrices(s, A + offset, 1, n, pitch, upper);
   __syncthreads();
   const int inf = potrf_in_shared(s, n, pitch, &info_s);
   zero_upper(s, 1, n, pitch);
   __syncthreads();
   store_matrices(L + offset, s, 1, n, pitch, upper);
-  if (threadIdx.x == 0) info[blockIdx.x] = inf;
+  if (threadIdx.x == 0) info[b] = inf;
 }
 
 // ---- blocked path: L holds the working lower factor (ld = n) -------------------
 
+// Each kernel finds its matrix through a Layout (batch_layout.cuh); the panel kernels
+// get the step of the launch sequence and skip matrices that are not at a panel of
+// theirs in that step.
+template <typename Layout>
+__device__ __forceinline__ bool panel_of(const Layout& lay, int64_t b, int step, int& n,
+                                         int& k0) {
+  if (!lay.mine(b) || !lay.valid(b)) return false;
+  n = lay.size(b);
+  k0 = (step - lay.first_step(b)) * kPanel;
+  return k0 >= 0 && k0 < n;
+}
+
 // L = lower triangle of A (or of A^T for upper), zeros above; info = 0.
 // One block per matrix (grid.x = batch, which may exceed grid.y's 65535 limit).
-template <typename T>
+template <typename T, typename Layout>
 __global__ void blocked_init_kernel(const T* __restrict__ A, T* __restrict__ L,
-                                    int* __restrict__ info, int n, bool upper) {
+                                    int* __restrict__ info, Layout lay, bool upper) {
   const int64_t b = blockIdx.x;
-  const int64_t base = b * n * n;
+  if (!lay.mine(b)) return;
+  if (threadIdx.x == 0) info[b] = lay.initial_info(b);
+  if (!lay.valid(b)) return;
+  const int n = lay.size(b);
+  const int64_t base = lay.origin(b);
   const int64_t nn = static_cast<int64_t>(n) * n;
   for (int64_t e = threadIdx.x; e < nn; e += blockDim.x) {
     const int i = static_cast<int>(e / n), j = static_cast<int>(e - static_cast<int64_t>(i) * n);
@@ -125,18 +149,18 @@ __global__ void blocked_init_kernel(const T* __restrict__ A, T* __restrict__ L,
     if (j <= i) v = upper ? A[base + static_cast<int64_t>(j) * n + i] : A[base + e];
     L[base + e] = v;
   }
-  if (threadIdx.x == 0) info[b] = 0;
 }
 
 // Factors the diagonal block at (k0, k0): one warp per matrix, rows in registers.
-template <typename T>
+template <typename T, typename Layout>
 __global__ void blocked_diag_kernel(T* __restrict__ L, int* __restrict__ info, int64_t batch,
-                                    int n, int k0) {
+                                    Layout lay, int step) {
   const int64_t b = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-  if (b >= batch) return;
+  int n, k0;
+  if (b >= batch || !panel_of(lay, b, step, n, k0)) return;  // whole warps
   const int lane = threadIdx.x & 31;
   const int nb = min(kPanel, n - k0);
-  T* m = L + b * n * n + static_cast<int64_t>(k0) * n + k0;
+  T* m = L + lay.origin(b) + static_cast<int64_t>(k0) * n + k0;
   T a[kPanel];
 #pragma unroll
   for (int j = 0; j < kPanel; ++j)
@@ -151,13 +175,15 @@ __global__ void blocked_diag_kernel(T* __restrict__ L, int* __restrict__ info, i
 }
 
 // Rows below the diagonal block: L21 = A21 L11^{-H}, one row per thread.
-template <typename T>
-__global__ void blocked_panel_kernel(T* __restrict__ L, int n, int k0) {
+template <typename T, typename Layout>
+__global__ void blocked_panel_kernel(T* __restrict__ L, Layout lay, int step) {
   // Raw storage: c10::complex has a constructor, which __shared__ arrays forbid.
   __shared__ __align__(16) unsigned char l11_raw[sizeof(T) * kPanel * (kPanel + 1)];
   auto l11 = reinterpret_cast<T(*)[kPanel + 1]>(l11_raw);
   const int64_t b = blockIdx.x;
-  T* m = L + b * n * n;
+  int n, k0;
+  if (!panel_of(lay, b, step, n, k0) || k0 + kPanel + int(blockIdx.y * blockDim.x) >= n) return;
+  T* m = L + lay.origin(b);
   for (int e = threadIdx.x; e < kPanel * kPanel; e += blockDim.x) {
     const int i = e / kPanel, j = e % kPanel;
     l11[i][j] = m[static_cast<int64_t>(k0 + i) * n + k0 + j];
@@ -189,18 +215,23 @@ constexpr int update_tile() {
 
 // Trailing SYRK: L22 -= L21 L21^H on TILE x TILE tiles of the lower triangle, the
 // two TILE x 32 panel slices staged in shared memory, TS x TS outputs per thread.
-template <typename T>
-__global__ void __launch_bounds__(256) blocked_update_kernel(T* __restrict__ L, int n, int k0) {
+template <typename T, typename Layout>
+__global__ void __launch_bounds__(256)
+    blocked_update_kernel(T* __restrict__ L, Layout lay, int step) {
   constexpr int TILE = update_tile<T>(), TS = TILE / 16;
   __shared__ __align__(16) unsigned char pi_raw[sizeof(T) * TILE * (kPanel + 1)];
   __shared__ __align__(16) unsigned char pj_raw[sizeof(T) * TILE * (kPanel + 1)];
   auto pi = reinterpret_cast<T(*)[kPanel + 1]>(pi_raw);
   auto pj = reinterpret_cast<T(*)[kPanel + 1]>(pj_raw);
+  const int64_t b = blockIdx.x;
+  int n, k0;
   int ti, tj;
   tri_index(blockIdx.y, ti, tj);
+  if (!panel_of(lay, b, step, n, k0)) return;
   const int t0 = k0 + kPanel;
   const int i0 = t0 + ti * TILE, j0 = t0 + tj * TILE;
-  T* m = L + static_cast<int64_t>(blockIdx.x) * n * n;
+  if (i0 >= n) return;  // the tile lies past this matrix (uniform over the block)
+  T* m = L + lay.origin(b);
   for (int e = threadIdx.x; e < TILE * kPanel; e += blockDim.x) {
     const int r = e / kPanel, c = e % kPanel;
     pi[r][c] = (i0 + r < n) ? m[static_cast<int64_t>(i0 + r) * n + k0 + c] : T(0);
@@ -238,9 +269,12 @@ __global__ void __launch_bounds__(256) blocked_update_kernel(T* __restrict__ L, 
 }
 
 // For upper results: moves the lower factor to the upper triangle (U = L^T).
-template <typename T>
-__global__ void blocked_to_upper_kernel(T* __restrict__ L, int n) {
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * n * n;
+template <typename T, typename Layout>
+__global__ void blocked_to_upper_kernel(T* __restrict__ L, Layout lay) {
+  const int64_t b = blockIdx.x;
+  if (!lay.mine(b) || !lay.valid(b)) return;
+  const int n = lay.size(b);
+  const int64_t base = lay.origin(b);
   const int64_t nn = static_cast<int64_t>(n) * n;
   for (int64_t e = threadIdx.x; e < nn; e += blockDim.x) {
     const int i = static_cast<int>(e / n), j = static_cast<int>(e - static_cast<int64_t>(i) * n);

@@ -1,0 +1,209 @@
+#include "common/ragged.h"
+
+#include <climits>
+#include <string>
+
+#include "common/checks.h"
+
+namespace batchchol {
+
+namespace {
+
+std::string num(int64_t v) { return std::to_string(v); }
+
+void check_index_tensor(const char* op, const char* name, const at::Tensor& t, bool allow_int32,
+                        const at::Tensor& values) {
+  const auto st = t.scalar_type();
+  TORCH_CHECK_TYPE(st == at::kLong || (allow_int32 && st == at::kInt), op, ": expected ", name,
+                   allow_int32 ? " to be int32 or int64" : " to be int64", ", but got ",
+                   c10::toString(st));
+  TORCH_CHECK_VALUE(t.dim() == 1, op, ": expected ", name, " to be 1-D, but got ",
+                    num(t.dim()), " dimension(s)");
+  TORCH_CHECK(t.device().is_cpu() || t.device() == values.device(), op, ": expected ", name,
+              " on the CPU or on the device of the values (", values.device().str(),
+              "), but got ", t.device().str());
+}
+
+void check_values(const char* op, const char* name, const at::Tensor& values) {
+  check_dtype(op, name, values);
+  TORCH_CHECK_VALUE(values.dim() == 1, op, ": expected ", name,
+                    " to be a 1-D buffer of matrices, but got ", num(values.dim()),
+                    " dimension(s)");
+}
+
+at::Tensor block_extent(const at::Tensor& n, BlockShape s) {
+  const at::Tensor rows = s.rows == kSizeN ? n : at::full_like(n, s.rows);
+  const at::Tensor cols = s.cols == kSizeN ? n : at::full_like(n, s.cols);
+  return rows * cols;
+}
+
+// code where the block lies outside [0, numel), 0 elsewhere.
+at::Tensor range_status(const at::Tensor& offsets, const at::Tensor& extent, int64_t numel,
+                        int32_t code) {
+  const auto bad = offsets.lt(0).logical_or(offsets.add(extent).gt(numel));
+  return at::where(bad, code, 0).to(at::kInt);
+}
+
+// code for each non-empty block (among those with status 0) that starts before an
+// earlier-starting block ends. Sorting keeps it O(count log count) and sync-free.
+at::Tensor overlap_status(const at::Tensor& offsets, const at::Tensor& extent,
+                          const at::Tensor& status, int32_t code) {
+  const int64_t count = offsets.size(0);
+  at::Tensor out = at::zeros({count}, offsets.options().dtype(at::kInt));
+  if (count < 2) return out;
+  const auto live = extent.gt(0).logical_and(status.eq(0));
+  const auto key = at::where(live, offsets, INT64_MAX);
+  auto [start, order] = key.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false);
+  const auto end = at::where(live, offsets.add(extent), INT64_MIN).index_select(0, order);
+  const auto reach = std::get<0>(end.cummax(0));
+  const auto clash = start.slice(0, 1).lt(reach.slice(0, 0, count - 1))
+                         .logical_and(live.index_select(0, order).slice(0, 1));
+  out.index_put_({order.slice(0, 1)}, at::where(clash, code, 0).to(at::kInt));
+  return out;
+}
+
+// Host metadata goes to the GPU through pinned memory: an asynchronous copy that
+// does not wait for the work already queued on the stream.
+at::Tensor to_device(const at::Tensor& t, const at::Device& dev) {
+  if (t.device() == dev) return t;
+  if (t.device().is_cpu() && !dev.is_cpu()) return t.pin_memory().to(dev, /*non_blocking=*/true);
+  return t.to(dev);
+}
+
+at::Tensor first_nonzero(const at::Tensor& a, const at::Tensor& b) {
+  return at::where(a.ne(0), a, b);
+}
+
+[[noreturn]] void raise_status(const char* op, int64_t i, int32_t code, const at::Tensor& n,
+                               const at::Tensor& offsets, const at::Tensor& b_offsets,
+                               int64_t max_n, int64_t numel, int64_t b_numel) {
+  const int64_t ni = n[i].item<int64_t>();
+  const std::string who = "matrix " + num(i) + " (n = " + num(ni);
+  switch (code) {
+    case kNegativeSize:
+      TORCH_CHECK_VALUE(false, op, ": ", who, ") has a negative size");
+    case kSizeAboveMaxN:
+      TORCH_CHECK_VALUE(false, op, ": ", who, ") is larger than max_n = ", num(max_n));
+    case kMatrixOutOfRange:
+      TORCH_CHECK_VALUE(false, op, ": ", who, ", offset ", num(offsets[i].item<int64_t>()),
+                        ") does not lie within the matrix buffer of ", num(numel),
+                        " elements");
+    case kMatrixOverlap:
+      TORCH_CHECK_VALUE(false, op, ": ", who, ", offset ", num(offsets[i].item<int64_t>()),
+                        ") overlaps another matrix of the buffer");
+    case kRhsOutOfRange:
+      TORCH_CHECK_VALUE(false, op, ": the right-hand side of ", who, ", offset ",
+                        num(b_offsets[i].item<int64_t>()),
+                        ") does not lie within the right-hand-side buffer of ", num(b_numel),
+                        " elements");
+    default:
+      TORCH_CHECK_VALUE(false, op, ": the right-hand side of ", who, ", offset ",
+                        num(b_offsets[i].item<int64_t>()),
+                        ") overlaps another right-hand side of the buffer");
+  }
+}
+
+}  // namespace
+
+void check_ragged_matrices(const char* op, const char* name, const at::Tensor& values,
+                           const at::Tensor& sizes, const at::Tensor& offsets) {
+  check_values(op, name, values);
+  check_index_tensor(op, "n", sizes, /*allow_int32=*/true, values);
+  check_index_tensor(op, "offsets", offsets, /*allow_int32=*/false, values);
+  TORCH_CHECK_VALUE(sizes.sym_size(0) == offsets.sym_size(0), op,
+                    ": expected one offset per size, but got ", c10::str(sizes.sym_size(0)),
+                    " sizes and ", c10::str(offsets.sym_size(0)), " offsets");
+}
+
+void check_ragged_rhs(const char* op, const at::Tensor& A_values, const at::Tensor& sizes,
+                      const char* name, const at::Tensor& values, const at::Tensor& offsets,
+                      int64_t k) {
+  check_values(op, name, values);
+  check_same_dtype_device(op, "A", A_values, name, values);
+  check_index_tensor(op, "b_offsets", offsets, /*allow_int32=*/false, A_values);
+  TORCH_CHECK_VALUE(sizes.sym_size(0) == offsets.sym_size(0), op,
+                    ": expected one right-hand-side offset per matrix, but got ",
+                    c10::str(sizes.sym_size(0)), " sizes and ", c10::str(offsets.sym_size(0)),
+                    " right-hand-side offsets");
+  TORCH_CHECK_VALUE(k >= -1, op,
+                    ": expected k >= 0 right-hand sides (or -1 for n_i x n_i blocks), but got ",
+                    num(k));
+}
+
+RaggedBatch prepare_ragged(const char* op, const at::Tensor& values, const at::Tensor& sizes,
+                           const at::Tensor& offsets, c10::optional<int64_t> max_n,
+                           const RaggedRhs* rhs) {
+  TORCH_CHECK_VALUE(!max_n || (*max_n >= 0 && *max_n <= INT32_MAX), op,
+                    ": expected 0 <= max_n < 2^31, but got ", num(max_n.value_or(0)));
+  RaggedBatch rb;
+  rb.count = sizes.size(0);
+  const bool on_host =
+      sizes.device().is_cpu() && offsets.device().is_cpu() && (!rhs || rhs->offsets.device().is_cpu());
+  const at::Tensor n = sizes.to(at::kLong);
+  // Without max_n the largest size is read (a host sync when the sizes are on a GPU).
+  int64_t limit = max_n.value_or(INT32_MAX);
+  if (!max_n) {
+    rb.max_n = rb.count ? std::max<int64_t>(0, n.max().item<int64_t>()) : 0;
+    rb.max_n = std::min<int64_t>(rb.max_n, INT32_MAX);
+  } else {
+    rb.max_n = *max_n;
+  }
+  // Sizes beyond the limit are invalid; clamping keeps the extents below from overflowing.
+  const at::Tensor nc = n.clamp(0, limit);
+  const at::Tensor status_of_size = at::where(n.lt(0), int32_t(kNegativeSize),
+                                at::where(n.gt(limit), int32_t(kSizeAboveMaxN), 0))
+                          .to(at::kInt);
+  at::Tensor status;
+  const at::Tensor off = offsets.to(n.device());
+  const at::Tensor a_ext = block_extent(nc, {});
+  at::Tensor a_status =
+      first_nonzero(status_of_size, range_status(off, a_ext, values.numel(), kMatrixOutOfRange));
+  a_status = first_nonzero(a_status, overlap_status(off, a_ext, a_status, kMatrixOverlap));
+  at::Tensor b_off, b_status;
+  status = a_status;
+  if (rhs) {
+    b_off = rhs->offsets.to(n.device());
+    const at::Tensor b_ext = block_extent(nc, rhs->shape);
+    b_status = first_nonzero(
+        status_of_size, range_status(b_off, b_ext, rhs->values.numel(), kRhsOutOfRange));
+    b_status = first_nonzero(b_status, overlap_status(b_off, b_ext, b_status, kRhsOverlap));
+    status = first_nonzero(a_status, b_status);
+  }
+
+  if (on_host) {
+    const auto bad = status.ne(0).nonzero();
+    if (bad.size(0) > 0) {
+      const int64_t i = bad[0][0].item<int64_t>();
+      raise_status(op, i, status[i].item<int32_t>(), n, off, b_off, rb.max_n, values.numel(),
+                   rhs ? rhs->values.numel() : 0);
+    }
+    rb.host_checked = true;
+  } else {
+    rb.status = status.to(values.device());
+    if (rhs) rb.rhs_status = b_status.to(values.device());
+  }
+  const auto dev = values.device();
+  rb.sizes = to_device(nc.to(at::kInt), dev);
+  rb.offsets = to_device(off, dev);
+  if (rhs) rb.b_offsets = to_device(b_off, dev);
+  return rb;
+}
+
+at::Tensor block_range_status(const char* op, const at::Tensor& n, const at::Tensor& offsets,
+                              BlockShape shape, int64_t numel) {
+  const at::Tensor n64 = n.to(at::kLong);
+  const at::Tensor off = offsets.to(n64.device());
+  const at::Tensor status = first_nonzero(
+      at::where(n64.lt(0), int32_t(kNegativeSize), 0).to(at::kInt),
+      range_status(off, block_extent(n64.clamp_min(0), shape), numel, kMatrixOutOfRange));
+  if (n.device().is_cpu() && offsets.device().is_cpu()) {
+    const auto bad = status.ne(0).nonzero();
+    TORCH_CHECK_VALUE(bad.size(0) == 0, op, ": block ",
+                      bad.size(0) ? num(bad[0][0].item<int64_t>()) : std::string(),
+                      " has a negative size or does not lie within its buffer of ", num(numel),
+                      " elements");
+  }
+  return status;
+}
+
+}  // namespace batchchol

@@ -1,0 +1,55 @@
+// Launch sequences of the potrf kernel families that serve both fixed-size and
+// ragged batches (the Layout, batch_layout.cuh, says where each matrix is).
+#pragma once
+
+#include <c10/cuda/CUDAException.h>
+
+#include "cuda/launch_utils.h"
+#include "cuda/potrf_kernels.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+// One launch per 32-wide panel step: diagonal factor, panel solve, trailing update.
+// max_n bounds every matrix; a lazy ragged layout's steps must be ceil(max_n / 32).
+template <typename T, typename Layout>
+void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout lay, int max_n,
+                           bool upper, cudaStream_t stream) {
+  constexpr int tile = update_tile<T>();
+  blocked_init_kernel<T><<<batch, 256, 0, stream>>>(A, L, info, lay, upper);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  const int steps = (max_n + kPanel - 1) / kPanel;
+  for (int step = 0; step < steps; ++step) {
+    blocked_diag_kernel<T><<<ceil_div(batch, 4), 128, 0, stream>>>(L, info, batch, lay, step);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    // Rows below this step's panel, for the matrix that has the most: with lazy
+    // starts every matrix is at most (steps - step - 1) panels from its end.
+    const int rest = std::max(max_n, steps * kPanel * int(lay.first_step_varies())) -
+                     (step + 1) * kPanel;
+    if (rest <= 0) continue;
+    blocked_panel_kernel<T><<<dim3(batch, ceil_div(rest, 128)), 128, 0, stream>>>(L, lay, step);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    const int64_t t = (rest + tile - 1) / tile;
+    blocked_update_kernel<T><<<dim3(batch, t * (t + 1) / 2), 256, 0, stream>>>(L, lay, step);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  if (upper) {
+    blocked_to_upper_kernel<T><<<batch, 256, 0, stream>>>(L, lay);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
+// One block per matrix, the matrix in shared memory (sized for max_n).
+template <typename T, typename Layout>
+void launch_shared_layout(const T* A, T* L, int* info, int64_t batch, Layout lay, int max_n,
+                          bool upper, cudaStream_t stream) {
+  const int pitch = smem_pitch(max_n);
+  const size_t smem = sizeof(T) * static_cast<size_t>(max_n) * pitch;
+  auto kernel = potrf_shared_kernel<T, Layout>;
+  allow_dynamic_smem(kernel, smem);
+  kernel<<<batch, 256, smem, stream>>>(A, L, info, lay, pitch, upper);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace cuda
+}  // namespace batchchol

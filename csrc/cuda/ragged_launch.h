@@ -1,0 +1,23 @@
+// Launchers of the ragged-batch kernels on validated metadata (common/ragged.h),
+// shared by the vbatched ops. Asynchronous on the current stream; no host sync.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "common/ragged.h"
+
+namespace batchchol {
+namespace cuda {
+
+// L (zeroed by the caller outside the blocks) and info for the matrices of A.
+void launch_potrf_ragged(const at::Tensor& A, at::Tensor& L, at::Tensor& info,
+                         const RaggedBatch& rb, bool upper);
+
+// X (B's layout, zeroed outside the blocks) = the solution of each system; potrs
+// solves (L L^H) X = B with `upper` naming L's triangle, trsm as trsm_vbatched.
+void launch_solve_ragged(const at::Tensor& A, const at::Tensor& B, at::Tensor& X,
+                         const RaggedBatch& rb, int64_t k, bool potrs, bool upper, bool left,
+                         bool transpose, bool unit_diagonal);
+
+}  // namespace cuda
+}  // namespace batchchol

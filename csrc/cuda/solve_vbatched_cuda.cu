@@ -1,0 +1,131 @@
+// potrs_vbatched, posv_vbatched and trsm_vbatched on CUDA: the warp-per-system
+// solve kernels with per-system sizes (trsm_ragged_kernels.cuh); posv factors with
+// potrf_vbatched's kernels first.
+#include <ATen/Dispatch.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include <climits>
+
+#include "common/ops_vbatched.h"
+#include "common/ragged.h"
+#include "cuda/launch_utils.h"
+#include "cuda/ragged_launch.h"
+#include "cuda/trsm_ragged_kernels.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+namespace {
+
+template <typename T>
+void launch_solve_typed(const T* A, const T* B, T* X, const RaggedBatch& rb, int64_t k,
+                        bool potrs, const TrsmView& v1, const TrsmView& v2, bool left) {
+  const auto stream = at::cuda::getCurrentCUDAStream();
+  RaggedSolveParams p{};
+  p.count = rb.count;
+  p.a_offsets = rb.offsets.const_data_ptr<int64_t>();
+  p.b_offsets = rb.b_offsets.const_data_ptr<int64_t>();
+  p.sizes = rb.sizes.const_data_ptr<int>();
+  p.status = rb.status.defined() ? rb.status.const_data_ptr<int>() : nullptr;
+  p.rhs_status = rb.rhs_status.defined() ? rb.rhs_status.const_data_ptr<int>() : nullptr;
+  p.k = static_cast<int>(k);
+  p.left = left;
+  const int64_t max_k = k < 0 ? rb.max_n : k;
+  trsm_split_columns<T>(max_k, [&](auto cpw, int64_t col_begin, int64_t col_end) {
+    constexpr int CPW = decltype(cpw)::value;
+    p.col_begin = static_cast<int>(col_begin);
+    p.col_end = static_cast<int>(col_end);
+    p.groups = static_cast<int>((col_end - col_begin + CPW - 1) / CPW);
+    const int64_t blocks = (p.count * p.groups + kTrsmWarps - 1) / kTrsmWarps;
+    TORCH_CHECK(blocks <= INT_MAX, "batchchol: ragged batch too large for one launch");
+    const size_t smem = kTrsmWarps * trsm_warp_smem_bytes<T, CPW>();
+    auto launch = [&](auto kernel) {
+      allow_dynamic_smem(kernel, smem);
+      kernel<<<unsigned(blocks), kTrsmWarps * 32, smem, stream>>>(A, B, X, v1, v2, p);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    };
+    if (potrs) {
+      launch(solve_ragged_kernel<T, CPW, true>);
+    } else {
+      launch(solve_ragged_kernel<T, CPW, false>);
+    }
+  });
+}
+
+}  // namespace
+
+void launch_solve_ragged(const at::Tensor& A, const at::Tensor& B, at::Tensor& X,
+                         const RaggedBatch& rb, int64_t k, bool potrs, bool upper, bool left,
+                         bool transpose, bool unit_diagonal) {
+  if (rb.count == 0 || k == 0 || rb.max_n == 0) return;
+  TORCH_CHECK(k <= INT_MAX, "batchchol: too many right-hand sides");
+  // The views' n, rs and cs are set per system by the kernel. potrs: L Y = B then
+  // L^H X = Y (upper: U^H Y = B, U X = Y), as in potrs_cuda.
+  const TrsmView v1 = potrs ? trsm_view(0, 0, upper, true, /*transpose=*/upper, false)
+                            : trsm_view(0, 0, upper, left, transpose, unit_diagonal);
+  const TrsmView v2 = potrs ? trsm_view(0, 0, upper, true, /*transpose=*/!upper, false) : v1;
+  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(A.scalar_type(), "batchchol_solve_vbatched_cuda", [&] {
+    launch_solve_typed<scalar_t>(A.const_data_ptr<scalar_t>(), B.const_data_ptr<scalar_t>(),
+                                 X.mutable_data_ptr<scalar_t>(), rb, k, potrs, v1, v2,
+                                 potrs || left);
+  });
+}
+
+}  // namespace cuda
+
+at::Tensor potrs_vbatched_cuda(const at::Tensor& L, const at::Tensor& n, const at::Tensor& offsets,
+                               const at::Tensor& B, const at::Tensor& b_offsets, int64_t k,
+                               c10::optional<int64_t> max_n, bool upper) {
+  check_ragged_matrices(kPotrsV, "L", L, n, offsets);
+  check_ragged_rhs(kPotrsV, L, n, "B", B, b_offsets, k);
+  const c10::cuda::OptionalCUDAGuard guard(L.device());
+  const RaggedRhs rhs{B, b_offsets, rhs_block_shape(k, true)};
+  const RaggedBatch rb = prepare_ragged(kPotrsV, L, n, offsets, max_n, &rhs);
+  const at::Tensor Lc = L.contiguous(), Bc = B.contiguous();
+  at::Tensor X = at::zeros_like(Bc);
+  cuda::launch_solve_ragged(Lc, Bc, X, rb, k, /*potrs=*/true, upper, true, false, false);
+  return X;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_vbatched_cuda(
+    const at::Tensor& A, const at::Tensor& n, const at::Tensor& offsets, const at::Tensor& B,
+    const at::Tensor& b_offsets, int64_t k, c10::optional<int64_t> max_n, bool upper) {
+  check_ragged_matrices(kPosvV, "A", A, n, offsets);
+  check_ragged_rhs(kPosvV, A, n, "B", B, b_offsets, k);
+  const c10::cuda::OptionalCUDAGuard guard(A.device());
+  const RaggedRhs rhs{B, b_offsets, rhs_block_shape(k, true)};
+  const RaggedBatch rb = prepare_ragged(kPosvV, A, n, offsets, max_n, &rhs);
+  const at::Tensor Ac = A.contiguous(), Bc = B.contiguous();
+  at::Tensor L = at::zeros_like(Ac);
+  at::Tensor X = at::zeros_like(Bc);
+  at::Tensor info = at::empty({rb.count}, A.options().dtype(at::kInt));
+  cuda::launch_potrf_ragged(Ac, L, info, rb, upper);
+  cuda::launch_solve_ragged(L, Bc, X, rb, k, /*potrs=*/true, upper, true, false, false);
+  return {X, L, info};
+}
+
+at::Tensor trsm_vbatched_cuda(const at::Tensor& A, const at::Tensor& n, const at::Tensor& offsets,
+                              const at::Tensor& B, const at::Tensor& b_offsets, int64_t k,
+                              c10::optional<int64_t> max_n, bool upper, bool left, bool transpose,
+                              bool unit_diagonal) {
+  check_ragged_matrices(kTrsmV, "A", A, n, offsets);
+  check_ragged_rhs(kTrsmV, A, n, "B", B, b_offsets, k);
+  const c10::cuda::OptionalCUDAGuard guard(A.device());
+  const RaggedRhs rhs{B, b_offsets, rhs_block_shape(k, left)};
+  const RaggedBatch rb = prepare_ragged(kTrsmV, A, n, offsets, max_n, &rhs);
+  const at::Tensor Ac = A.contiguous(), Bc = B.contiguous();
+  at::Tensor X = at::zeros_like(Bc);
+  cuda::launch_solve_ragged(Ac, Bc, X, rb, k, /*potrs=*/false, upper, left, transpose,
+                            unit_diagonal);
+  return X;
+}
+
+TORCH_LIBRARY_IMPL(batchchol, CUDA, m) {
+  m.impl("potrs_vbatched", &potrs_vbatched_cuda);
+  m.impl("posv_vbatched", &posv_vbatched_cuda);
+  m.impl("trsm_vbatched", &trsm_vbatched_cuda);
+}
+
+}  // namespace batchchol

@@ -1,0 +1,216 @@
+"""The *_vbatched ops on ragged batches against per-matrix torch.linalg: every
+kernel family, upper/lower, gaps and out-of-order blocks, host and device metadata."""
+
+import pytest
+import torch
+
+from conftest import (
+    DEVICE_PARAMS,
+    DTYPES,
+    assert_backward_error,
+    assert_close_rel,
+    break_minor,
+    cond2,
+    ops,
+    tol,
+    to_ref,
+)
+from vbatched_util import SIZE_SETS, RaggedCase, blocks_of
+
+CUDA_FAMILIES = ["registers", "shared", "greedy", "lazy", "binned"]
+
+
+def check_outside_is_zero(out, sizes, offsets, cols=None):
+    mask = torch.ones(out.numel(), dtype=torch.bool, device=out.device)
+    for s, o in zip(sizes, offsets.tolist()):
+        c = s if cols is None else cols
+        mask[o : o + s * c] = False
+    assert (out[mask] == 0).all(), "elements outside the blocks must be zero"
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("sizes", list(SIZE_SETS), ids=list(SIZE_SETS))
+@pytest.mark.parametrize("upper", [False, True])
+def test_potrf_vbatched(device, dtype, sizes, upper):
+    c = RaggedCase(SIZE_SETS[sizes], dtype, device)
+    L, info = ops.potrf_vbatched(c.A, c.n, c.offsets, None, upper)
+    assert L.shape == c.A.shape and info.dtype == torch.int32 and info.device == c.A.device
+    assert info.tolist() == [0] * len(c.sizes)
+    check_outside_is_zero(L, c.sizes, c.offsets)
+    for A, Li in zip(c.spd, blocks_of(L, c.sizes, c.offsets)):
+        assert_backward_error(A, Li, upper)
+        ref = torch.linalg.cholesky(to_ref(A), upper=upper)
+        assert_close_rel(Li, ref, tol(dtype, A.shape[-1], cond2(A) ** 0.5), "factor")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("family", CUDA_FAMILIES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex128])
+@pytest.mark.parametrize("sizes", list(SIZE_SETS), ids=list(SIZE_SETS))
+@pytest.mark.parametrize("upper", [False, True])
+def test_potrf_vbatched_cuda_families(monkeypatch, family, dtype, sizes, upper):
+    # A family that does not apply to the batch falls back to the default choice.
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
+    c = RaggedCase(SIZE_SETS[sizes], dtype, "cuda")
+    L, info = ops.potrf_vbatched(c.A, c.n, c.offsets, None, upper)
+    assert info.tolist() == [0] * len(c.sizes)
+    check_outside_is_zero(L, c.sizes, c.offsets)
+    for A, Li in zip(c.spd, blocks_of(L, c.sizes, c.offsets)):
+        assert_backward_error(A, Li, upper)
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex128])
+@pytest.mark.parametrize("sizes", ["small", "medium"])
+def test_potrf_vbatched_info_isolated(device, dtype, sizes):
+    # A non-SPD, a NaN and an Inf matrix get their own info; the others are intact.
+    c = RaggedCase(SIZE_SETS[sizes], dtype, device)
+    spd = list(c.spd)
+    big = [i for i, s in enumerate(c.sizes) if s >= 5][:3]
+    k = 3
+    spd[big[0]] = break_minor(spd[big[0]], k).to(dtype)
+    spd[big[1]] = spd[big[1]].clone()
+    spd[big[1]][2, 1] = float("nan")
+    spd[big[2]] = spd[big[2]].clone()
+    spd[big[2]][4, 4] = float("inf")
+    A = c.A.clone()
+    for i in big:
+        o = int(c.offsets[i])
+        A[o : o + spd[i].numel()] = spd[i].reshape(-1).to(device)
+    L, info = ops.potrf_vbatched(A, c.n, c.offsets, None, False)
+    info = info.tolist()
+    assert info[big[0]] == k
+    assert 1 <= info[big[1]] <= 3  # NaN at (2, 1) reaches pivot 2 or 3
+    assert 1 <= info[big[2]] <= 5
+    for i, (Ai, Li) in enumerate(zip(spd, blocks_of(L, c.sizes, c.offsets))):
+        if i not in big:
+            assert info[i] == 0
+            assert_backward_error(Ai, Li, False)
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("sizes", ["small", "medium"])
+@pytest.mark.parametrize("k", [1, 3, -1])
+@pytest.mark.parametrize("upper", [False, True])
+def test_potrs_posv_vbatched(device, dtype, sizes, k, upper):
+    c = RaggedCase(SIZE_SETS[sizes], dtype, device)
+    blocks, B, b_off = c.rhs(k)
+    X, L, info = ops.posv_vbatched(c.A, c.n, c.offsets, B, b_off, k, None, upper)
+    assert info.tolist() == [0] * len(c.sizes)
+    X2 = ops.potrs_vbatched(L, c.n, c.offsets, B, b_off, k, None, upper)
+    cols = None if k < 0 else k
+    check_outside_is_zero(X, c.sizes, b_off, cols)
+    check_outside_is_zero(X2, c.sizes, b_off, cols)
+    for A, Bi, Xi, X2i in zip(c.spd, blocks, blocks_of(X, c.sizes, b_off, cols),
+                              blocks_of(X2, c.sizes, b_off, cols)):
+        ref = torch.linalg.solve(to_ref(A), to_ref(Bi))
+        bound = tol(dtype, A.shape[-1], cond2(A))
+        assert_close_rel(Xi, ref, bound, "posv")
+        assert_close_rel(X2i, ref, bound, "potrs")
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("sizes", ["small", "medium"])
+@pytest.mark.parametrize("k", [1, 4, -1])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("unit", [False, True])
+def test_trsm_vbatched(device, dtype, sizes, k, upper, left, transpose, unit):
+    c = RaggedCase(SIZE_SETS[sizes], dtype, device)
+    tris, T = c.tri(upper, unit)
+    if unit:
+        # The diagonal must not be read: poison it.
+        for s, o in zip(c.sizes, c.offsets.tolist()):
+            T[o : o + s * s].view(s, s).diagonal().fill_(float("nan"))
+    blocks, B, b_off = c.rhs(k, left)
+    X = ops.trsm_vbatched(T, c.n, c.offsets, B, b_off, k, None, upper, left, transpose, unit)
+    for s, Ti, Bi, o in zip(c.sizes, tris, blocks, b_off.tolist()):
+        Xi = X[o : o + Bi.numel()].view(Bi.shape)
+        M = to_ref(Ti)
+        if transpose:
+            M = M.mH
+        ref = torch.linalg.solve_triangular(M, to_ref(Bi), upper=upper != transpose, left=left,
+                                            unitriangular=unit)
+        assert_close_rel(Xi, ref, tol(dtype, s, cond2(Ti) if s else 1.0), "trsm")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_device_metadata_matches_host(dtype):
+    c = RaggedCase(SIZE_SETS["medium"], dtype, "cuda")
+    n_d, off_d = c.meta(on_device=True)
+    blocks, B, b_off = c.rhs(2)
+    for max_n in (None, 80):
+        L_h, i_h = ops.potrf_vbatched(c.A, c.n, c.offsets, max_n, False)
+        L_d, i_d = ops.potrf_vbatched(c.A, n_d, off_d, max_n, False)
+        torch.testing.assert_close(L_d, L_h, rtol=0, atol=0)
+        assert i_d.tolist() == i_h.tolist()
+        X_h = ops.posv_vbatched(c.A, c.n, c.offsets, B, b_off, 2, max_n, False)[0]
+        X_d = ops.posv_vbatched(c.A, n_d, off_d, B, b_off.cuda(), 2, max_n, False)[0]
+        torch.testing.assert_close(X_d, X_h, rtol=0, atol=0)
+
+
+@pytest.mark.cuda
+def test_device_metadata_invalid_entries_are_flagged():
+    # GPU-side metadata is validated on the GPU: invalid matrices get info < 0, their
+    # solutions NaN, and the valid ones are untouched. Nothing is written elsewhere.
+    c = RaggedCase([4, 6, 5, 3, 7], torch.float64, "cuda", gap=0, reverse=False)
+    n = c.n.clone()
+    off = c.offsets.clone()
+    n[1] = -2                      # negative size
+    n[2] = 9                       # > max_n = 8
+    off[3] = c.total - 2           # runs past the buffer
+    off[4] = int(c.offsets[0]) + 1 # overlaps matrix 0 (which starts earlier)
+    L, info = ops.potrf_vbatched(c.A, n.cuda(), off.cuda(), 8, False)
+    assert info.tolist() == [0, -1, -2, -3, -4]
+    assert_backward_error(c.spd[0], blocks_of(L, [4], c.offsets[:1])[0], False)
+    blocks, B, b_off = c.rhs(1)
+    X = ops.potrs_vbatched(L, n.cuda(), off.cuda(), B, b_off.cuda(), 1, 8, False)
+    assert torch.isnan(X[int(b_off[4]): int(b_off[4]) + 7]).all()
+    assert torch.isfinite(X[: 4]).all()
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+def test_empty_and_zero_sizes(device):
+    A = torch.zeros(0, dtype=torch.float64, device=device)
+    n = torch.zeros(0, dtype=torch.int64)
+    L, info = ops.potrf_vbatched(A, n, n.clone(), None, False)
+    assert L.shape == (0,) and info.shape == (0,)
+    n = torch.tensor([0, 0], dtype=torch.int32)
+    off = torch.tensor([0, 0], dtype=torch.int64)
+    L, info = ops.potrf_vbatched(A, n, off, None, True)
+    assert info.tolist() == [0, 0]
+    X = ops.trsm_vbatched(A, n, off, A, off, 3, None, False, True, False, False)
+    assert X.shape == (0,)
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+def test_int32_sizes_and_max_n(device):
+    c = RaggedCase(SIZE_SETS["small"], torch.float64, device)
+    L1, _ = ops.potrf_vbatched(c.A, c.n.to(torch.int32), c.offsets, None, False)
+    L2, _ = ops.potrf_vbatched(c.A, c.n, c.offsets, 40, False)
+    torch.testing.assert_close(L1, L2, rtol=0, atol=0)
+
+
+@pytest.mark.cuda
+def test_cuda_graph_capture_with_device_metadata():
+    c = RaggedCase(SIZE_SETS["small"], torch.float32, "cuda")
+    n_d, off_d = c.meta(on_device=True)
+    blocks, B, b_off = c.rhs(1)
+    b_off = b_off.cuda()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm-up outside the graph
+        ops.posv_vbatched(c.A, n_d, off_d, B, b_off, 1, 32, False)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        X, L, info = ops.posv_vbatched(c.A, n_d, off_d, B, b_off, 1, 32, False)
+    g.replay()
+    torch.cuda.synchronize()
+    ref = ops.posv_vbatched(c.A, c.n, c.offsets, B, b_off.cpu(), 1, 32, False)[0]
+    torch.testing.assert_close(X, ref)

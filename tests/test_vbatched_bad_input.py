@@ -1,0 +1,92 @@
+"""Bad input to the *_vbatched ops: clear errors (host metadata) naming the op and
+the matrix, the same from the Meta kernels where no data is needed."""
+
+import pytest
+import torch
+
+from conftest import DEVICE_PARAMS, ops
+
+F64 = torch.float64
+
+
+def batch(device, sizes=(2, 3)):
+    n = torch.tensor(sizes, dtype=torch.int64)
+    ext = n * n
+    off = torch.zeros_like(n)
+    off[1:] = ext[:-1].cumsum(0)
+    A = torch.cat([torch.eye(s, dtype=F64).reshape(-1) for s in sizes]).to(device)
+    return A, n, off
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+@pytest.mark.parametrize(
+    "change, exc, match",
+    [
+        (lambda A, n, o: (A.to(torch.int32), n, o), TypeError, "float32, float64"),
+        (lambda A, n, o: (A.view(1, -1), n, o), ValueError, "1-D"),
+        (lambda A, n, o: (A, n.double(), o), TypeError, "int32 or int64"),
+        (lambda A, n, o: (A, n, o.int()), TypeError, "offsets to be int64"),
+        (lambda A, n, o: (A, n.view(1, 2), o), ValueError, "n to be 1-D"),
+        (lambda A, n, o: (A, n, o[:1]), ValueError, "one offset per size"),
+        (lambda A, n, o: (A, torch.tensor([2, -3]), o), ValueError, "matrix 1 .* negative size"),
+        (lambda A, n, o: (A, n, torch.tensor([0, 8])), ValueError, "matrix 1 .* does not lie within"),
+        (lambda A, n, o: (A, n, torch.tensor([0, -1])), ValueError, "matrix 1 .* does not lie within"),
+        (lambda A, n, o: (A, n, torch.tensor([0, 3])), ValueError, "matrix 1 .* overlaps"),
+        (lambda A, n, o: (A[:-1], n, o), ValueError, "does not lie within"),
+    ],
+)
+def test_potrf_vbatched_bad_input(device, change, exc, match):
+    args = change(*batch(device))
+    with pytest.raises(exc, match=match):
+        ops.potrf_vbatched(*args, None, False)
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+def test_max_n_too_small(device):
+    A, n, off = batch(device)
+    with pytest.raises(ValueError, match="matrix 1 .* larger than max_n = 2"):
+        ops.potrf_vbatched(A, n, off, 2, False)
+    with pytest.raises(ValueError, match="max_n"):
+        ops.potrf_vbatched(A, n, off, -1, False)
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+@pytest.mark.parametrize("name", ["potrs_vbatched", "posv_vbatched", "trsm_vbatched"])
+def test_rhs_bad_input(device, name):
+    A, n, off = batch(device)
+    B = torch.zeros(5, dtype=F64, device=device)
+    b_off = torch.tensor([0, 2])
+    op = getattr(ops, name)
+    extra = (False, True, False, False) if name == "trsm_vbatched" else (False,)
+    op(A, n, off, B, b_off, 1, None, *extra)  # valid
+    with pytest.raises(TypeError, match="dtype"):
+        op(A, n, off, B.float(), b_off, 1, None, *extra)
+    with pytest.raises(ValueError, match="right-hand side of matrix 1 .* does not lie within"):
+        op(A, n, off, B[:4], b_off, 1, None, *extra)
+    with pytest.raises(ValueError, match="right-hand side of matrix 1 .* overlaps"):
+        op(A, n, off, B, torch.tensor([0, 1]), 1, None, *extra)
+    with pytest.raises(ValueError, match="k >= 0"):
+        op(A, n, off, B, b_off, -2, None, *extra)
+    with pytest.raises(ValueError, match="right-hand-side offset per matrix"):
+        op(A, n, off, B, b_off[:1], 1, None, *extra)
+
+
+@pytest.mark.cuda
+def test_mixed_devices():
+    A, n, off = batch("cuda")
+    with pytest.raises(RuntimeError, match="on the CPU or on the device of the values"):
+        ops.potrf_vbatched(A.cpu(), n.cuda(), off, None, False)
+    with pytest.raises(RuntimeError, match="same device"):
+        ops.potrs_vbatched(A, n, off, torch.zeros(5, dtype=F64), torch.tensor([0, 2]), 1,
+                           None, False)
+
+
+def test_meta_kernels_check_without_data():
+    A, n, off = batch("meta")
+    n, off = n.to("meta"), off.to("meta")
+    L, info = ops.potrf_vbatched(A, n, off, None, False)
+    assert L.shape == A.shape and info.shape == (2,) and info.dtype == torch.int32
+    with pytest.raises(TypeError):
+        ops.potrf_vbatched(A.int(), n, off, None, False)
+    with pytest.raises(ValueError, match="one offset per size"):
+        ops.potrf_vbatched(A, n, off[:1], None, False)

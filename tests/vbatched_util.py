@@ -1,0 +1,81 @@
+"""Builders of ragged test batches and their per-matrix torch.linalg references."""
+
+import torch
+
+from conftest import make_rhs, make_spd, make_tri
+
+# Size lists covering each CUDA kernel family: all <= 32 (registers), up to 64
+# (shared memory or blocked), and beyond 32-wide panels with odd remainders.
+SIZE_SETS = {
+    "tiny": [1, 0, 3, 2, 4],
+    "small": [5, 17, 1, 32, 8, 0, 31, 12],
+    "medium": [33, 7, 64, 1, 40, 0, 65, 20],
+    "large": [130, 3, 97, 64, 1],
+}
+
+
+def layout(sizes, cols=None, gap=0, reverse=False):
+    """Offsets of blocks n_i x n_i (or n_i x cols) with `gap` unused elements after
+    each block; `reverse` stores the blocks in the opposite order of the sizes."""
+    ext = [s * (s if cols is None else cols) for s in sizes]
+    order = list(range(len(sizes)))
+    if reverse:
+        order.reverse()
+    offsets = [0] * len(sizes)
+    pos = 0
+    for i in order:
+        offsets[i] = pos
+        pos += ext[i] + gap
+    return torch.tensor(offsets, dtype=torch.int64), pos
+
+
+def scatter(blocks, offsets, total, fill, dtype, device):
+    values = torch.full((total,), fill, dtype=dtype, device=device)
+    for b, o in zip(blocks, offsets.tolist()):
+        values[o : o + b.numel()] = b.reshape(-1).to(device)
+    return values
+
+
+def blocks_of(values, sizes, offsets, cols=None, rows_first=True):
+    out = []
+    for s, o in zip(sizes, offsets.tolist()):
+        c = s if cols is None else cols
+        shape = (s, c) if rows_first else (c, s)
+        out.append(values[o : o + s * c].view(shape))
+    return out
+
+
+class RaggedCase:
+    """A ragged batch of SPD matrices (and triangular ones) with gaps holding NaN,
+    so that any read outside the blocks shows up in the results."""
+
+    def __init__(self, sizes, dtype, device, gap=3, reverse=True, cond=10.0, seed=0):
+        torch.manual_seed(seed)
+        self.sizes = list(sizes)
+        self.dtype, self.device = dtype, device
+        self.n = torch.tensor(self.sizes, dtype=torch.int64)
+        self.spd = [make_spd((), s, dtype, "cpu", cond=cond) for s in self.sizes]
+        self.offsets, total = layout(self.sizes, gap=gap, reverse=reverse)
+        self.A = scatter(self.spd, self.offsets, total, float("nan"), dtype, device)
+        self.total = total
+
+    def tri(self, upper, unit=False):
+        mats = [make_tri((), s, self.dtype, "cpu", upper=upper, unit=unit) for s in self.sizes]
+        return mats, scatter(mats, self.offsets, self.total, float("nan"), self.dtype, self.device)
+
+    def rhs(self, k, left=True, gap=2):
+        blocks = []
+        for s in self.sizes:
+            c = s if k < 0 else k
+            blocks.append(make_rhs((s, c) if left else (c, s), self.dtype))
+        offs, pos = [], 0
+        for b in blocks:
+            offs.append(pos)
+            pos += b.numel() + gap
+        offsets = torch.tensor(offs, dtype=torch.int64)
+        values = scatter(blocks, offsets, pos, float("nan"), self.dtype, self.device)
+        return blocks, values, offsets
+
+    def meta(self, on_device):
+        dev = self.device if on_device else "cpu"
+        return self.n.to(dev), self.offsets.to(dev)
