@@ -67,7 +67,7 @@ def ragged_workload(dtypes, quick):
         bad_n = r.n.clone()
         bad_n[1] = 500
         bad_off = r.offsets.clone()
-        bad_off[4] = r.values.numel() - 3
+        bad_off[2] = r.values.numel() - 3
         ops.posv_vbatched(r.values, bad_n.cuda(), bad_off.cuda(), b, boff.cuda(), k, 80, False)
         x = ops._gemm_vbatched(r.values, r.offsets.cuda(), -1, -1, True, r.values, r.offsets.cuda(),
                                -1, -1, False, r.n.cuda(), r.offsets.cuda(), r.values.numel())
