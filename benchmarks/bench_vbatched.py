@@ -92,10 +92,12 @@ def run_point(dist, nmax, batch, dtype, device, args, gen):
     os.environ.pop("BATCHCHOL_VBATCHED_KERNEL", None)
     buckets = buckets_of(values, n, od, device)
     rec["bucketed_ms"] = T(lambda: [torch.linalg.cholesky_ex(b) for b in buckets.values()])
-    pad_bytes = batch * nmax * nmax * values.element_size()
+    # Padding goes to the largest size drawn (384 +- 200 exceeds Nmax = 512).
+    pad_n = max(nmax, max_n)
+    pad_bytes = batch * pad_n * pad_n * values.element_size()
     padded = None
     if pad_bytes * 3 < args.mem_limit:
-        padded = padded_of(buckets, nmax, dtype, device)
+        padded = padded_of(buckets, pad_n, dtype, device)
         rec["padded_ms"] = T(lambda: torch.linalg.cholesky_ex(padded))
     else:
         rec["padded_ms"] = None
@@ -123,7 +125,7 @@ def run_point(dist, nmax, batch, dtype, device, args, gen):
 
     rec["posv_bucketed_ms"] = T(bucket_posv)
     if padded is not None:
-        pb = torch.rand(padded.shape[0], nmax, 1, dtype=dtype, device=device)
+        pb = torch.rand(padded.shape[0], pad_n, 1, dtype=dtype, device=device)
         rec["posv_padded_ms"] = T(
             lambda: torch.cholesky_solve(pb, torch.linalg.cholesky_ex(padded)[0]))
     else:
@@ -195,7 +197,12 @@ def main():
     records = []
     for i, (dist, nmax, batch, dtype) in enumerate(todo):
         log(f"[{i + 1}/{len(todo)}] {dist} Nmax={nmax} batch={batch} {dtype}")
-        records.append(run_point(dist, nmax, batch, dtype, device, args, gen))
+        rec = run_point(dist, nmax, batch, dtype, device, args, gen)
+        records.append(rec)
+        log("    " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                              for k, v in rec.items()))
+        if args.json:  # partial results survive an interrupted sweep
+            write_json(args.json, environment(device), {}, records)
         torch.cuda.empty_cache()
     cols = [("dist", 10, ""), ("Nmax", 6, ""), ("batch", 7, ""), ("dtype", 9, ""),
             ("ours", 9, ".3f"), ("regs", 9, ".3f"), ("shared", 9, ".3f"), ("greedy", 9, ".3f"),

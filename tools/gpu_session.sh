@@ -25,7 +25,9 @@ python3 -c "import torch, torch_batchchol as t; print(torch.__version__, torch.c
 if [ "$what" = tests ]; then
   stamp pytest-cuda
   # --timeout: a stuck test fails with its traceback instead of eating the call.
-  timeout ${PYTEST_LIMIT:-330} python3 -m pytest tests -q -m cuda -p no:cacheprovider -n 16 \
+  # Few workers: 8-16 processes sharing one GPU made each case ~100x slower than alone
+  # (2026-11-22, H100); WORKERS overrides.
+  timeout ${PYTEST_LIMIT:-330} python3 -m pytest tests -q -m cuda -p no:cacheprovider -n ${WORKERS:-4} \
     --timeout=${TEST_TIMEOUT:-45} --durations=30 2>&1 \
     | grep -v "^  File\|Extension modules\|PytestBenchmarkWarning\|warner(" > "$OUT/pytest_cuda.txt"
   tail -70 "$OUT/pytest_cuda.txt"
