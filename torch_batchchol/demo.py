@@ -12,6 +12,7 @@ import argparse
 import statistics
 import sys
 import time
+import warnings
 
 import torch
 
@@ -76,6 +77,36 @@ def cases(A, B):
     ]
 
 
+def ragged_case(count, nmax, dtype, device, gen):
+    """A nested tensor of `count` SPD matrices of orders 1..nmax, and (ours, torch's)
+    callables: tb.cholesky on the nested tensor, against torch.linalg.cholesky on one
+    stacked batch per distinct size (the usual workaround)."""
+    sizes = torch.randint(1, nmax + 1, (count,), generator=torch.Generator().manual_seed(1))
+    mats = [make_spd(1, int(s), dtype, device, gen)[0] for s in sizes]
+    with warnings.catch_warnings():  # torch's "prototype" notice for strided nested tensors
+        warnings.simplefilter("ignore", UserWarning)
+        A = torch.nested.nested_tensor(mats)
+    groups = {}
+    for i, s in enumerate(sizes.tolist()):
+        groups.setdefault(s, []).append(i)
+    stacks = {s: torch.stack([mats[i] for i in idx]) for s, idx in groups.items()}
+
+    def ours():
+        return tb.cholesky(A)
+
+    def reference():
+        return {s: torch.linalg.cholesky(st) for s, st in stacks.items()}
+
+    def diff():
+        got, ref = ours().unbind(), reference()
+        worst = 0.0
+        for s, idx in groups.items():
+            worst = max(worst, rel_diff(torch.stack([got[i] for i in idx]), ref[s]))
+        return worst
+
+    return ours, reference, diff
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=["cpu", "cuda"], default=None)
@@ -115,6 +146,24 @@ def main(argv=None):
             failures += not ok
             mark = "" if ok else "  <- exceeds tolerance"
             print(f"{row}{t_ours:>10.3f}{t_ref:>10.3f}{t_ref / t_ours:>8.2f}x{diff:>14.2e}{mark}")
+    count = min(batch, 2_000 if device.type == "cuda" else 500)
+    print(f"\nragged: {count:,} matrices of orders 1..{args.n} in a nested tensor, "
+          "tb.cholesky against torch.linalg.cholesky per size bucket")
+    for dtype in (torch.float32, torch.float64):
+        ours, ref, diff = ragged_case(count, args.n, dtype, device, gen)
+        dname = str(dtype).replace("torch.", "")
+        row = f"{'cholesky(nested)':<17}{dname:<9}{args.n:>4}{count:>8}"
+        try:
+            d = diff()
+            t_ours, t_ref = time_ms(ours, device, reps), time_ms(ref, device, reps)
+        except Exception as exc:
+            failures += 1
+            print(f"{row}  FAILED: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}")
+            continue
+        ok = d <= TOLERANCE[dtype]
+        failures += not ok
+        mark = "" if ok else "  <- exceeds tolerance"
+        print(f"{row}{t_ours:>10.3f}{t_ref:>10.3f}{t_ref / t_ours:>8.2f}x{d:>14.2e}{mark}")
     print()
     print("all ops agree with torch.linalg" if failures == 0 else f"{failures} op(s) FAILED")
     return 0 if failures == 0 else 1

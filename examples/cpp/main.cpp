@@ -13,6 +13,7 @@
 #include <functional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace {
 
@@ -21,6 +22,12 @@ using PotrsFn = at::Tensor(const at::Tensor&, const at::Tensor&, bool);
 using PosvFn = std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&,
                                                               const at::Tensor&, bool);
 using TrsmFn = at::Tensor(const at::Tensor&, const at::Tensor&, bool, bool, bool, bool);
+using OptInt = c10::optional<int64_t>;
+using PotrfVFn = std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                    const at::Tensor&, OptInt, bool);
+using PosvVFn = std::tuple<at::Tensor, at::Tensor, at::Tensor>(
+    const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+    const at::Tensor&, int64_t, OptInt, bool);
 
 template <typename Fn>
 c10::TypedOperatorHandle<Fn> op(const char* name) {
@@ -138,6 +145,50 @@ void autograd(const torch::TensorOptions& opts) {
   check("grad . E vs central difference", std::abs(ours - fd) / scale, 1e-6);
 }
 
+// A ragged batch (matrices of different sizes packed into one buffer with sizes and
+// offsets): factor and solve it with the *_vbatched ops, then differentiate the sum
+// of the solutions with respect to the packed matrices.
+void ragged(const torch::TensorOptions& opts, double tol) {
+  const std::vector<int64_t> sizes = {5, 1, 17, 40, 0, 9};
+  std::vector<torch::Tensor> mats, rhs;
+  std::vector<int64_t> offsets, b_offsets;
+  int64_t pos = 0, bpos = 0;
+  for (int64_t n : sizes) {
+    mats.push_back(make_spd(1, n, opts)[0].reshape({-1}));
+    rhs.push_back(torch::randn({n}, opts));
+    offsets.push_back(pos);
+    b_offsets.push_back(bpos);
+    pos += n * n;
+    bpos += n;
+  }
+  auto values = torch::cat(mats);
+  auto b = torch::cat(rhs);
+  auto n = torch::tensor(sizes, torch::kLong);
+  auto off = torch::tensor(offsets, torch::kLong);
+  auto boff = torch::tensor(b_offsets, torch::kLong);
+
+  auto [L, info] = op<PotrfVFn>("batchchol::potrf_vbatched").call(values, n, off, {}, false);
+  check("potrf_vbatched: info != 0 count", info.ne(0).sum().item<double>(), 0);
+  auto A = values.clone().requires_grad_(true);
+  auto [X, L2, info2] =
+      op<PosvVFn>("batchchol::posv_vbatched").call(A, n, off, b, boff, 1, c10::nullopt, false);
+  double worst = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const int64_t s = sizes[i];
+    if (s == 0) continue;
+    auto Ai = values.slice(0, offsets[i], offsets[i] + s * s).view({s, s});
+    auto Li = L.slice(0, offsets[i], offsets[i] + s * s).view({s, s});
+    auto Xi = X.detach().slice(0, b_offsets[i], b_offsets[i] + s).view({s, 1});
+    worst = std::max(worst, max_abs(Ai - torch::matmul(Li, Li.mH())) / max_abs(Ai));
+    worst = std::max(worst, backward_error(Ai, Xi, rhs[i].view({s, 1})));
+  }
+  check("potrf/posv_vbatched: worst backward error", worst, tol);
+  X.sum().backward();
+  TORCH_CHECK(A.grad().defined(), "no gradient reached the ragged matrices");
+  check("posv_vbatched: gradient is finite", A.grad().isfinite().logical_not().sum().item<double>(),
+        0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,7 +203,8 @@ int main(int argc, char** argv) {
 
   // Fails loudly when libbatchchol was not linked in (its registrations never ran).
   for (const char* name : {"batchchol::potrf", "batchchol::potrs", "batchchol::posv",
-                           "batchchol::trsm"}) {
+                           "batchchol::trsm", "batchchol::potrf_vbatched",
+                           "batchchol::posv_vbatched"}) {
     if (!c10::Dispatcher::singleton().findSchema({name, ""}).has_value()) {
       std::printf("FAIL: operator %s is not registered (libbatchchol not linked?)\n", name);
       return 1;
@@ -164,6 +216,7 @@ int main(int argc, char** argv) {
   run("float32: factor and solve", [&] { factor_and_solve(f32, 1e-5); });
   run("float64: factor and solve", [&] { factor_and_solve(f64, 1e-13); });
   run("float64: autograd through potrf", [&] { autograd(f64); });
+  run("float64: ragged batch (vbatched ops, autograd)", [&] { ragged(f64, 1e-13); });
 
   std::printf("%s (%d failed check%s)\n", failures == 0 ? "PASS" : "FAIL", failures,
               failures == 1 ? "" : "s");
