@@ -30,11 +30,13 @@ TORCH_LIBRARY(batchchol, m) {
   m.def(
       "_gemm_vbatched(Tensor P, Tensor p_offsets, int p_rows, int p_cols, bool p_conj_trans, "
       "Tensor Q, Tensor q_offsets, int q_rows, int q_cols, bool q_conj_trans, Tensor n, "
-      "Tensor c_offsets, SymInt c_numel) -> Tensor C");
+      "Tensor c_offsets, SymInt c_numel, int? max_n=None) -> Tensor C");
   // Per-matrix triangle operations on n[i] x n[i] blocks: mode 0 keeps the lower
   // triangle, 1 keeps it with the diagonal halved (Phi), 2 takes the Hermitian part
-  // (X + X^H) / 2, 3 transposes the blocks (no conjugation).
-  m.def("_tri_vbatched(Tensor X, Tensor n, Tensor offsets, int mode) -> Tensor Y");
+  // (X + X^H) / 2, 3 transposes the blocks (no conjugation). Blocks with a size above
+  // max_n, outside their buffer or overlapping another output block are skipped (their
+  // result is 0), as the ops whose gradients these build skip such matrices.
+  m.def("_tri_vbatched(Tensor X, Tensor n, Tensor offsets, int mode, int? max_n=None) -> Tensor Y");
   // Raises torch.linalg.LinAlgError for the first failed matrix of `info` (synchronizes).
   // A custom op so that the raise stays inside one graph under torch.compile.
   m.def("_check_info(Tensor info, str api, str what) -> ()");

@@ -120,6 +120,13 @@ def test_pack_unpack_roundtrip(device):
         ragged.pack([torch.eye(2), torch.ones(2, 3)])
 
 
+def test_from_jagged_checks_component_lengths():
+    A = torch.nested.nested_tensor([torch.eye(2).reshape(-1), torch.eye(3).reshape(-1)],
+                                   layout=torch.jagged)
+    with pytest.raises(ValueError, match="component 1 holds 9 values, but n\\[1\\] = 2"):
+        ragged.from_jagged(A, torch.tensor([2, 2]))
+
+
 def _jagged(mats):
     return torch.nested.nested_tensor([m.reshape(-1) for m in mats], layout=torch.jagged)
 

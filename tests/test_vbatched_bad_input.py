@@ -33,6 +33,9 @@ def batch(device, sizes=(2, 3)):
         (lambda A, n, o: (A, n, torch.tensor([0, -1])), ValueError, "matrix 1 .* does not lie within"),
         (lambda A, n, o: (A, n, torch.tensor([0, 3])), ValueError, "matrix 1 .* overlaps"),
         (lambda A, n, o: (A[:-1], n, o), ValueError, "does not lie within"),
+        # offsets + n^2 would wrap around int64: must not pass as in range
+        (lambda A, n, o: (A, n, torch.tensor([0, 2**63 - 5])), ValueError, "does not lie within"),
+        (lambda A, n, o: (A, torch.tensor([2, 2**32]), o), ValueError, "larger than max_n"),
     ],
 )
 def test_potrf_vbatched_bad_input(device, change, exc, match):
@@ -65,8 +68,10 @@ def test_rhs_bad_input(device, name):
         op(A, n, off, B[:4], b_off, 1, None, *extra)
     with pytest.raises(ValueError, match="right-hand side of matrix 1 .* overlaps"):
         op(A, n, off, B, torch.tensor([0, 1]), 1, None, *extra)
-    with pytest.raises(ValueError, match="k >= 0"):
+    with pytest.raises(ValueError, match="k < 2"):
         op(A, n, off, B, b_off, -2, None, *extra)
+    with pytest.raises(ValueError, match="k < 2"):  # n_i * k would overflow int64
+        op(A, n, off, B, b_off, 2**63 - 1, None, *extra)
     with pytest.raises(ValueError, match="right-hand-side offset per matrix"):
         op(A, n, off, B, b_off[:1], 1, None, *extra)
 
@@ -90,3 +95,16 @@ def test_meta_kernels_check_without_data():
         ops.potrf_vbatched(A.int(), n, off, None, False)
     with pytest.raises(ValueError, match="one offset per size"):
         ops.potrf_vbatched(A, n, off[:1], None, False)
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+def test_helper_ops_reject_bad_blocks(device):
+    A, n, off = batch(device)
+    with pytest.raises(ValueError, match="block 1"):  # size above max_n
+        ops._tri_vbatched(A, n, off, 0, 2)
+    with pytest.raises(ValueError, match="block 1"):  # output blocks overlap
+        ops._tri_vbatched(A, n, torch.tensor([0, 2]), 0)
+    with pytest.raises(ValueError, match="block 1"):  # C block outside its buffer
+        ops._gemm_vbatched(A, off, -1, -1, False, A, off, -1, -1, False, n, off, 10)
+    with pytest.raises(ValueError, match="in \\[0, 2\\^31\\)"):
+        ops._gemm_vbatched(A, off, -1, 2**40, False, A, off, 2**40, -1, False, n, off, 13)

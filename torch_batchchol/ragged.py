@@ -65,18 +65,18 @@ def pack_rhs(blocks: Sequence[Tensor], n: Tensor) -> Tuple[Tensor, Tensor, int]:
         raise ValueError(
             f"torch_batchchol.ragged.pack_rhs: {len(blocks)} blocks for {len(sizes)} matrices"
         )
-    ks = {1 if b.dim() == 1 else b.shape[-1] for b in blocks}
-    if len(ks) > 1:
-        raise ValueError(
-            f"torch_batchchol.ragged.pack_rhs: the blocks have different column counts {sorted(ks)}"
-        )
-    k = ks.pop() if ks else 0
     for i, (b, s) in enumerate(zip(blocks, sizes)):
         if b.dim() not in (1, 2) or b.shape[0] != s:
             raise ValueError(
                 f"torch_batchchol.ragged.pack_rhs: block {i} has shape {tuple(b.shape)}, "
                 f"expected [{s}, k] or [{s}]"
             )
+    ks = {1 if b.dim() == 1 else b.shape[-1] for b in blocks}
+    if len(ks) > 1:
+        raise ValueError(
+            f"torch_batchchol.ragged.pack_rhs: the blocks have different column counts {sorted(ks)}"
+        )
+    k = ks.pop() if ks else 0
     values = torch.cat([b.reshape(-1) for b in blocks])
     return values, _exclusive_cumsum(torch.as_tensor(sizes, dtype=torch.int64) * k), k
 
@@ -192,13 +192,29 @@ def to_nested(values: Tensor, layout: _NestedLayout) -> Tensor:
 
 
 def from_jagged(A: Tensor, n: Tensor) -> Ragged:
-    """The ragged batch of a jagged nested tensor whose component i holds n_i^2 values."""
+    """The ragged batch of a jagged nested tensor whose component i holds n_i^2 values.
+
+    With CPU tensors (outside torch.compile) the component lengths are checked against
+    n here; on the GPU that check would need a host sync, so there a component longer
+    than n_i^2 is read as its first n_i^2 values (one too short shows up as a block
+    outside the buffer or overlapping the next one).
+    """
     if not A.is_nested or A.layout != torch.jagged or A.dim() != 2:
         raise TypeError(
             "torch_batchchol.ragged.from_jagged: expected a jagged nested tensor of shape "
             "[count, j] (component i: the n_i * n_i values of matrix i, row-major)"
         )
-    return Ragged(A.values(), n, A.offsets()[:-1])
+    offsets = A.offsets()
+    if offsets.device.type == "cpu" and n.device.type == "cpu" and not torch.compiler.is_compiling():
+        lengths = offsets.diff()
+        bad = (lengths != n.to(lengths.dtype) ** 2).nonzero()
+        if bad.numel():
+            i = int(bad[0, 0])
+            raise ValueError(
+                f"torch_batchchol.ragged.from_jagged: component {i} holds {int(lengths[i])} "
+                f"values, but n[{i}] = {int(n[i])} needs {int(n[i]) ** 2}"
+            )
+    return Ragged(A.values(), n, offsets[:-1])
 
 
 def to_jagged(values: Tensor, like: Tensor) -> Tensor:

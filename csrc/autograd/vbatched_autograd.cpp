@@ -159,25 +159,28 @@ class TrsmV : public torch::autograd::Function<TrsmV> {
 class TriV : public torch::autograd::Function<TriV> {
  public:
   static variable_list forward(AutogradContext* ctx, const at::Tensor& X, const at::Tensor& n,
-                               const at::Tensor& offsets, int64_t mode) {
+                               const at::Tensor& offsets, int64_t mode, OptInt max_n) {
     at::AutoDispatchBelowADInplaceOrView guard;
     ctx->saved_data["mode"] = mode;
+    ctx->saved_data["max_n"] = max_n ? c10::IValue(*max_n) : c10::IValue();
     ctx->save_for_backward({n, offsets});
-    return {api::tri_vbatched(X, n, offsets, mode)};
+    return {api::tri_vbatched(X, n, offsets, mode, max_n)};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    auto out = no_grads(4);
+    auto out = no_grads(5);
+    const auto& mx = ctx->saved_data["max_n"];
     if (grads[0].defined())
-      out[0] = api::tri_vbatched(grads[0], saved[0], saved[1], ctx->saved_data["mode"].toInt());
+      out[0] = api::tri_vbatched(grads[0], saved[0], saved[1], ctx->saved_data["mode"].toInt(),
+                                 mx.isNone() ? OptInt() : OptInt(mx.toInt()));
     return out;
   }
 };
 
 at::Tensor tri_vbatched_autograd(const at::Tensor& X, const at::Tensor& n,
-                                 const at::Tensor& offsets, int64_t mode) {
-  return TriV::apply(X, n, offsets, mode)[0];
+                                 const at::Tensor& offsets, int64_t mode, OptInt max_n) {
+  return TriV::apply(X, n, offsets, mode, max_n)[0];
 }
 
 std::tuple<at::Tensor, at::Tensor> potrf_vbatched_autograd(const at::Tensor& A,

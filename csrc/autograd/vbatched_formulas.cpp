@@ -11,7 +11,7 @@ namespace {
 
 // Per-matrix transforms of n_i x n_i blocks at r.offsets.
 at::Tensor tri(const at::Tensor& X, const Ragged& r, int64_t mode) {
-  return api::tri_vbatched(X, r.n, r.offsets, mode);
+  return api::tri_vbatched(X, r.n, r.offsets, mode, r.max_n);
 }
 
 at::Tensor mH(const at::Tensor& X, const Ragged& r) {
@@ -28,7 +28,7 @@ at::Tensor gemm(const at::Tensor& P, const at::Tensor& p_off, int64_t pr, int64_
                 const at::Tensor& Q, const at::Tensor& q_off, int64_t qr, int64_t qc, bool qt,
                 const at::Tensor& like, const Ragged& r) {
   return api::gemm_vbatched(P, p_off, pr, pc, pt, Q, q_off, qr, qc, qt, r.n, r.offsets,
-                            like.sym_numel());
+                            like.sym_numel(), r.max_n);
 }
 
 at::Tensor square(const at::Tensor& P, bool pt, const at::Tensor& Q, bool qt, const Ragged& r) {

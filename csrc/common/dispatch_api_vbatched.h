@@ -60,24 +60,25 @@ inline at::Tensor gemm_vbatched(const at::Tensor& P, const at::Tensor& p_offsets
                                 int64_t p_cols, bool p_conj_trans, const at::Tensor& Q,
                                 const at::Tensor& q_offsets, int64_t q_rows, int64_t q_cols,
                                 bool q_conj_trans, const at::Tensor& n,
-                                const at::Tensor& c_offsets, c10::SymInt c_numel) {
+                                const at::Tensor& c_offsets, c10::SymInt c_numel,
+                                OptInt max_n) {
   static auto op = c10::Dispatcher::singleton()
                        .findSchemaOrThrow("batchchol::_gemm_vbatched", "")
                        .typed<at::Tensor(const at::Tensor&, const at::Tensor&, int64_t, int64_t,
                                          bool, const at::Tensor&, const at::Tensor&, int64_t,
                                          int64_t, bool, const at::Tensor&, const at::Tensor&,
-                                         c10::SymInt)>();
+                                         c10::SymInt, OptInt)>();
   return op.call(P, p_offsets, p_rows, p_cols, p_conj_trans, Q, q_offsets, q_rows, q_cols,
-                 q_conj_trans, n, c_offsets, std::move(c_numel));
+                 q_conj_trans, n, c_offsets, std::move(c_numel), max_n);
 }
 
 inline at::Tensor tri_vbatched(const at::Tensor& X, const at::Tensor& n, const at::Tensor& offsets,
-                               int64_t mode) {
+                               int64_t mode, OptInt max_n) {
   static auto op = c10::Dispatcher::singleton()
                        .findSchemaOrThrow("batchchol::_tri_vbatched", "")
                        .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                         int64_t)>();
-  return op.call(X, n, offsets, mode);
+                                         int64_t, OptInt)>();
+  return op.call(X, n, offsets, mode, max_n);
 }
 
 }  // namespace api

@@ -41,9 +41,10 @@ namespace batchchol {
                                  const at::Tensor& Q, const at::Tensor& q_offsets,             \
                                  int64_t q_rows, int64_t q_cols, bool q_conj_trans,            \
                                  const at::Tensor& n, const at::Tensor& c_offsets,             \
-                                 int64_t c_numel);                                             \
+                                 int64_t c_numel, c10::optional<int64_t> max_n);               \
   at::Tensor tri_vbatched_##dev(const at::Tensor& X, const at::Tensor& n,                      \
-                                const at::Tensor& offsets, int64_t mode);
+                                const at::Tensor& offsets, int64_t mode,                       \
+                                c10::optional<int64_t> max_n);
 
 BATCHCHOL_VBATCHED_DECLS(cpu)
 BATCHCHOL_VBATCHED_DECLS(cuda)

@@ -37,10 +37,12 @@ at::Tensor block_extent(const at::Tensor& n, BlockShape s) {
   return rows * cols;
 }
 
-// code where the block lies outside [0, numel), 0 elsewhere.
+// code where the block lies outside [0, numel), 0 elsewhere. Written so that no sum can
+// overflow (extent >= 0 and at most 2^62: sizes are capped at kMaxSize, k at 2^31).
 at::Tensor range_status(const at::Tensor& offsets, const at::Tensor& extent, int64_t numel,
                         int32_t code) {
-  const auto bad = offsets.lt(0).logical_or(offsets.add(extent).gt(numel));
+  const auto bad =
+      offsets.lt(0).logical_or(extent.gt(numel)).logical_or(offsets.gt(extent.neg().add(numel)));
   return at::where(bad, code, 0).to(at::kInt);
 }
 
@@ -125,29 +127,24 @@ void check_ragged_rhs(const char* op, const at::Tensor& A_values, const at::Tens
                     ": expected one right-hand-side offset per matrix, but got ",
                     c10::str(sizes.sym_size(0)), " sizes and ", c10::str(offsets.sym_size(0)),
                     " right-hand-side offsets");
-  TORCH_CHECK_VALUE(k >= -1, op,
-                    ": expected k >= 0 right-hand sides (or -1 for n_i x n_i blocks), but got ",
+  TORCH_CHECK_VALUE(k >= -1 && k <= INT32_MAX, op,
+                    ": expected 0 <= k < 2^31 right-hand sides (or -1 for n_i x n_i blocks), "
+                    "but got ",
                     num(k));
 }
 
 RaggedBatch prepare_ragged(const char* op, const at::Tensor& values, const at::Tensor& sizes,
                            const at::Tensor& offsets, c10::optional<int64_t> max_n,
                            const RaggedRhs* rhs) {
-  TORCH_CHECK_VALUE(!max_n || (*max_n >= 0 && *max_n <= INT32_MAX), op,
-                    ": expected 0 <= max_n < 2^31, but got ", num(max_n.value_or(0)));
+  TORCH_CHECK_VALUE(!max_n || (*max_n >= 0 && *max_n <= kMaxSize), op,
+                    ": expected 0 <= max_n <= ", num(kMaxSize), ", but got ",
+                    num(max_n.value_or(0)));
   RaggedBatch rb;
   rb.count = sizes.size(0);
   const bool on_host =
       sizes.device().is_cpu() && offsets.device().is_cpu() && (!rhs || rhs->offsets.device().is_cpu());
   const at::Tensor n = sizes.to(at::kLong);
-  // Without max_n the largest size is read (a host sync when the sizes are on a GPU).
-  int64_t limit = max_n.value_or(INT32_MAX);
-  if (!max_n) {
-    rb.max_n = rb.count ? std::max<int64_t>(0, n.max().item<int64_t>()) : 0;
-    rb.max_n = std::min<int64_t>(rb.max_n, INT32_MAX);
-  } else {
-    rb.max_n = *max_n;
-  }
+  const int64_t limit = max_n.value_or(kMaxSize);
   // Sizes beyond the limit are invalid; clamping keeps the extents below from overflowing.
   const at::Tensor nc = n.clamp(0, limit);
   const at::Tensor status_of_size = at::where(n.lt(0), int32_t(kNegativeSize),
@@ -170,11 +167,18 @@ RaggedBatch prepare_ragged(const char* op, const at::Tensor& values, const at::T
     status = first_nonzero(a_status, b_status);
   }
 
+  // The kernels are sized by the largest valid matrix: max_n, tightened to the true
+  // maximum when it is known without a sync, or read when max_n is not given (a host
+  // sync for GPU-side sizes).
+  rb.max_n = max_n.value_or(0);
+  if (rb.count > 0 && (on_host || !max_n)) {
+    rb.max_n = at::where(status.eq(0), nc, 0).max().item<int64_t>();
+  }
   if (on_host) {
     const auto bad = status.ne(0).nonzero();
     if (bad.size(0) > 0) {
       const int64_t i = bad[0][0].item<int64_t>();
-      raise_status(op, i, status[i].item<int32_t>(), n, off, b_off, rb.max_n, values.numel(),
+      raise_status(op, i, status[i].item<int32_t>(), n, off, b_off, limit, values.numel(),
                    rhs ? rhs->values.numel() : 0);
     }
     rb.host_checked = true;
@@ -189,21 +193,36 @@ RaggedBatch prepare_ragged(const char* op, const at::Tensor& values, const at::T
   return rb;
 }
 
-at::Tensor block_range_status(const char* op, const at::Tensor& n, const at::Tensor& offsets,
-                              BlockShape shape, int64_t numel) {
+HelperBlocks helper_block_status(const char* op, const at::Tensor& n,
+                                 c10::optional<int64_t> max_n,
+                                 std::initializer_list<BlockOperand> operands) {
+  TORCH_CHECK_VALUE(!max_n || (*max_n >= 0 && *max_n <= kMaxSize), op,
+                    ": expected 0 <= max_n <= ", num(kMaxSize));
   const at::Tensor n64 = n.to(at::kLong);
-  const at::Tensor off = offsets.to(n64.device());
-  const at::Tensor status = first_nonzero(
-      at::where(n64.lt(0), int32_t(kNegativeSize), 0).to(at::kInt),
-      range_status(off, block_extent(n64.clamp_min(0), shape), numel, kMatrixOutOfRange));
-  if (n.device().is_cpu() && offsets.device().is_cpu()) {
+  const int64_t limit = max_n.value_or(kMaxSize);
+  const at::Tensor nc = n64.clamp(0, limit);
+  at::Tensor status = at::where(n64.lt(0), int32_t(kNegativeSize),
+                                at::where(n64.gt(limit), int32_t(kSizeAboveMaxN), 0))
+                          .to(at::kInt);
+  bool on_host = n.device().is_cpu();
+  std::vector<std::pair<at::Tensor, at::Tensor>> written;
+  for (const auto& o : operands) {
+    on_host = on_host && o.offsets.device().is_cpu();
+    const at::Tensor off = o.offsets.to(n64.device());
+    const at::Tensor ext = block_extent(nc, o.shape);
+    status = first_nonzero(status, range_status(off, ext, o.numel, kMatrixOutOfRange));
+    if (o.written) written.emplace_back(off, ext);
+  }
+  for (const auto& [off, ext] : written)
+    status = first_nonzero(status, overlap_status(off, ext, status, kMatrixOverlap));
+  if (on_host) {
     const auto bad = status.ne(0).nonzero();
     TORCH_CHECK_VALUE(bad.size(0) == 0, op, ": block ",
                       bad.size(0) ? num(bad[0][0].item<int64_t>()) : std::string(),
-                      " has a negative size or does not lie within its buffer of ", num(numel),
-                      " elements");
+                      " has a negative size, a size above max_n, lies outside its buffer or "
+                      "overlaps another output block");
   }
-  return status;
+  return {status, nc.to(at::kInt)};
 }
 
 }  // namespace batchchol

@@ -16,12 +16,18 @@
 #include <ATen/ATen.h>
 #include <c10/util/Optional.h>
 
+#include <initializer_list>
+
 namespace batchchol {
 
 constexpr const char* kPotrfV = "batchchol.potrf_vbatched";
 constexpr const char* kPotrsV = "batchchol.potrs_vbatched";
 constexpr const char* kPosvV = "batchchol.posv_vbatched";
 constexpr const char* kTrsmV = "batchchol.trsm_vbatched";
+
+// Largest size the ops accept: n^2 and n * k (k < 2^31) stay far from int64 overflow,
+// and kernel arithmetic on sizes stays within int.
+constexpr int64_t kMaxSize = (int64_t(1) << 30) - 1;
 
 // Status codes of a matrix whose metadata is invalid (potrf's info for it).
 enum RaggedStatus : int32_t {
@@ -82,10 +88,23 @@ RaggedBatch prepare_ragged(const char* op, const at::Tensor& values, const at::T
                            const at::Tensor& offsets, c10::optional<int64_t> max_n,
                            const RaggedRhs* rhs = nullptr);
 
-// For the private helper ops: int32 [count], 0 where block i (shape from n, clamped
-// at 0) lies within [0, numel), else kMatrixOutOfRange (or kNegativeSize). Raises
-// ValueError instead when the metadata is on the host.
-at::Tensor block_range_status(const char* op, const at::Tensor& n, const at::Tensor& offsets,
-                              BlockShape shape, int64_t numel);
+// For the private helper ops: one operand's blocks (written: an output, which must not
+// overlap another block).
+struct BlockOperand {
+  const at::Tensor& offsets;
+  BlockShape shape;
+  int64_t numel;
+  bool written;
+};
+struct HelperBlocks {
+  at::Tensor status;  // int32 [count] on the sizes' device: 0 or a RaggedStatus
+  at::Tensor sizes;   // int32 [count], clamped to [0, max_n]
+};
+// Status of block i over all operands: its size (negative, above max_n), each
+// operand's block within its buffer, output blocks not overlapping. Raises
+// ValueError instead when all the metadata is on the host.
+HelperBlocks helper_block_status(const char* op, const at::Tensor& n,
+                                 c10::optional<int64_t> max_n,
+                                 std::initializer_list<BlockOperand> operands);
 
 }  // namespace batchchol

@@ -1,5 +1,6 @@
 // Argument checks of the private helper ops _gemm_vbatched and _tri_vbatched, shared
 // by every backend and the Meta kernels.
+#include <climits>
 #include <string>
 
 #include "common/ops_vbatched.h"
@@ -12,7 +13,7 @@ namespace {
 constexpr const char* kGemmV = "batchchol._gemm_vbatched";
 constexpr const char* kTriV = "batchchol._tri_vbatched";
 
-bool valid_dim(int64_t d) { return d == kSizeN || d >= 0; }
+bool valid_dim(int64_t d) { return d == kSizeN || (d >= 0 && d <= INT32_MAX); }
 
 }  // namespace
 
@@ -25,7 +26,7 @@ void check_gemm_vbatched(const at::Tensor& P, const at::Tensor& p_offsets, int64
   check_ragged_rhs(kGemmV, P, n, "C", P, c_offsets, 0);
   TORCH_CHECK_VALUE(valid_dim(p_rows) && valid_dim(p_cols) && valid_dim(q_rows) &&
                         valid_dim(q_cols),
-                    kGemmV, ": block dimensions must be -1 (n) or >= 0");
+                    kGemmV, ": block dimensions must be -1 (n) or in [0, 2^31)");
   const int64_t inner_p = p_conj_trans ? p_rows : p_cols;
   const int64_t inner_q = q_conj_trans ? q_cols : q_rows;
   TORCH_CHECK_VALUE(inner_p == inner_q, kGemmV, ": inner dimensions differ (",

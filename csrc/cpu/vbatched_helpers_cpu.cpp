@@ -26,16 +26,19 @@ at::Tensor gemm_vbatched_cpu(const at::Tensor& P, const at::Tensor& p_offsets, i
                              int64_t p_cols, bool p_conj_trans, const at::Tensor& Q,
                              const at::Tensor& q_offsets, int64_t q_rows, int64_t q_cols,
                              bool q_conj_trans, const at::Tensor& n, const at::Tensor& c_offsets,
-                             int64_t c_numel) {
+                             int64_t c_numel, c10::optional<int64_t> max_n) {
   check_gemm_vbatched(P, p_offsets, p_rows, p_cols, p_conj_trans, Q, q_offsets, q_rows, q_cols,
                       q_conj_trans, n, c_offsets);
   const BlockShape c_shape{p_conj_trans ? p_cols : p_rows, q_conj_trans ? q_rows : q_cols};
-  block_range_status("batchchol._gemm_vbatched", n, p_offsets, {p_rows, p_cols}, P.numel());
-  block_range_status("batchchol._gemm_vbatched", n, q_offsets, {q_rows, q_cols}, Q.numel());
-  block_range_status("batchchol._gemm_vbatched", n, c_offsets, c_shape, c_numel);
+  // Host metadata (the CPU backend): invalid blocks raise here.
+  const HelperBlocks hb = helper_block_status(
+      "batchchol._gemm_vbatched", n, max_n,
+      {{p_offsets, {p_rows, p_cols}, P.numel(), false},
+       {q_offsets, {q_rows, q_cols}, Q.numel(), false},
+       {c_offsets, c_shape, c_numel, true}});
   at::Tensor C = at::zeros({c_numel}, P.options());
-  const at::Tensor Pc = P.contiguous(), Qc = Q.contiguous(), nl = n.to(at::kLong);
-  const int64_t* sz = nl.const_data_ptr<int64_t>();
+  const at::Tensor Pc = P.contiguous(), Qc = Q.contiguous();
+  const int32_t* sz = hb.sizes.const_data_ptr<int32_t>();
   const int64_t* po = p_offsets.const_data_ptr<int64_t>();
   const int64_t* qo = q_offsets.const_data_ptr<int64_t>();
   const int64_t* co = c_offsets.const_data_ptr<int64_t>();
@@ -66,12 +69,13 @@ at::Tensor gemm_vbatched_cpu(const at::Tensor& P, const at::Tensor& p_offsets, i
 }
 
 at::Tensor tri_vbatched_cpu(const at::Tensor& X, const at::Tensor& n, const at::Tensor& offsets,
-                            int64_t mode) {
+                            int64_t mode, c10::optional<int64_t> max_n) {
   check_tri_vbatched(X, n, offsets, mode);
-  block_range_status("batchchol._tri_vbatched", n, offsets, {}, X.numel());
+  const HelperBlocks hb = helper_block_status("batchchol._tri_vbatched", n, max_n,
+                                              {{offsets, {}, X.numel(), true}});
   at::Tensor Y = at::zeros_like(X, at::MemoryFormat::Contiguous);
-  const at::Tensor Xc = X.contiguous(), nl = n.to(at::kLong);
-  const int64_t* sz = nl.const_data_ptr<int64_t>();
+  const at::Tensor Xc = X.contiguous();
+  const int32_t* sz = hb.sizes.const_data_ptr<int32_t>();
   const int64_t* off = offsets.const_data_ptr<int64_t>();
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(X.scalar_type(), "batchchol_tri_vbatched_cpu", [&] {
     const scalar_t* x = Xc.const_data_ptr<scalar_t>();

@@ -55,8 +55,11 @@ RaggedKernel choose_ragged_kernel(int max_n) {
     }
   }
   if (max_n <= kSmallBin) return RaggedKernel::kRegisters;
-  return ragged_kernel_applies<T>(RaggedKernel::kLazy, max_n) ? RaggedKernel::kBinned
-                                                              : RaggedKernel::kShared;
+  if (ragged_kernel_applies<T>(RaggedKernel::kLazy, max_n)) return RaggedKernel::kBinned;
+  TORCH_CHECK_VALUE(ragged_kernel_applies<T>(RaggedKernel::kShared, max_n), kPotrfV,
+                    ": max_n = ", std::to_string(max_n),
+                    " is larger than the CUDA kernels support (pass a tighter max_n)");
+  return RaggedKernel::kShared;
 }
 
 template <typename T, int NP>

@@ -75,10 +75,6 @@ __global__ void tri_ragged_kernel(const T* __restrict__ X, T* __restrict__ Y,
   }
 }
 
-int host_max(const at::Tensor& n) {
-  return n.numel() ? static_cast<int>(n.max().item<int64_t>()) : 0;
-}
-
 }  // namespace
 
 }  // namespace cuda
@@ -87,30 +83,30 @@ at::Tensor gemm_vbatched_cuda(const at::Tensor& P, const at::Tensor& p_offsets, 
                               int64_t p_cols, bool p_conj_trans, const at::Tensor& Q,
                               const at::Tensor& q_offsets, int64_t q_rows, int64_t q_cols,
                               bool q_conj_trans, const at::Tensor& n, const at::Tensor& c_offsets,
-                              int64_t c_numel) {
+                              int64_t c_numel, c10::optional<int64_t> max_n) {
   constexpr const char* op = "batchchol._gemm_vbatched";
   check_gemm_vbatched(P, p_offsets, p_rows, p_cols, p_conj_trans, Q, q_offsets, q_rows, q_cols,
                       q_conj_trans, n, c_offsets);
   const c10::cuda::OptionalCUDAGuard guard(P.device());
   const BlockShape c_shape{p_conj_trans ? p_cols : p_rows, q_conj_trans ? q_rows : q_cols};
-  at::Tensor status = block_range_status(op, n, p_offsets, {p_rows, p_cols}, P.numel());
-  status = at::where(status.ne(0), status,
-                     block_range_status(op, n, q_offsets, {q_rows, q_cols}, Q.numel()));
-  status = at::where(status.ne(0), status,
-                     block_range_status(op, n, c_offsets, c_shape, c_numel));
+  const HelperBlocks hb =
+      helper_block_status(op, n, max_n,
+                          {{p_offsets, {p_rows, p_cols}, P.numel(), false},
+                           {q_offsets, {q_rows, q_cols}, Q.numel(), false},
+                           {c_offsets, c_shape, c_numel, true}});
   at::Tensor C = at::zeros({c_numel}, P.options());
   const int64_t count = n.size(0);
   if (count == 0) return C;
-  // The grid covers the largest block (a host read of max(n): backward passes only).
-  const int max_n = std::max(cuda::host_max(n), 0);
-  const int rows = int(c_shape.rows < 0 ? max_n : c_shape.rows);
-  const int cols = int(c_shape.cols < 0 ? max_n : c_shape.cols);
+  // The grid covers the largest valid block (a host read: backward passes only).
+  const int max_valid = int(at::where(hb.status.eq(0), hb.sizes, 0).max().item<int>());
+  const int rows = int(c_shape.rows < 0 ? max_valid : c_shape.rows);
+  const int cols = int(c_shape.cols < 0 ? max_valid : c_shape.cols);
   if (rows == 0 || cols == 0) return C;
   const int tiles_c = (cols + cuda::kTile - 1) / cuda::kTile;
-  const int tiles = ((rows + cuda::kTile - 1) / cuda::kTile) * tiles_c;
+  const int64_t tiles = int64_t((rows + cuda::kTile - 1) / cuda::kTile) * tiles_c;
   TORCH_CHECK(tiles <= 65535 && count <= INT32_MAX, op, ": blocks too large");
   const auto dev = P.device();
-  const at::Tensor sz = n.to(dev, at::kInt), st = status.to(dev), Pc = P.contiguous(),
+  const at::Tensor sz = hb.sizes.to(dev), st = hb.status.to(dev), Pc = P.contiguous(),
                    Qc = Q.contiguous(), po = p_offsets.to(dev), qo = q_offsets.to(dev),
                    co = c_offsets.to(dev);
   const cuda::GemmDims d{int(p_rows), int(p_cols), int(q_rows), int(q_cols), p_conj_trans,
@@ -129,18 +125,18 @@ at::Tensor gemm_vbatched_cuda(const at::Tensor& P, const at::Tensor& p_offsets, 
 }
 
 at::Tensor tri_vbatched_cuda(const at::Tensor& X, const at::Tensor& n, const at::Tensor& offsets,
-                             int64_t mode) {
+                             int64_t mode, c10::optional<int64_t> max_n) {
   check_tri_vbatched(X, n, offsets, mode);
   const c10::cuda::OptionalCUDAGuard guard(X.device());
-  const at::Tensor status =
-      block_range_status("batchchol._tri_vbatched", n, offsets, {}, X.numel());
+  const HelperBlocks hb = helper_block_status("batchchol._tri_vbatched", n, max_n,
+                                              {{offsets, {}, X.numel(), true}});
   const at::Tensor Xc = X.contiguous();
   at::Tensor Y = at::zeros_like(Xc);
   const int64_t count = n.size(0);
   if (count == 0) return Y;
   TORCH_CHECK(count <= INT32_MAX, "batchchol._tri_vbatched: too many blocks");
   const auto dev = X.device();
-  const at::Tensor sz = n.to(dev, at::kInt), st = status.to(dev), off = offsets.to(dev);
+  const at::Tensor sz = hb.sizes.to(dev), st = hb.status.to(dev), off = offsets.to(dev);
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(X.scalar_type(), "batchchol_tri_vbatched_cuda", [&] {
     cuda::tri_ragged_kernel<scalar_t>
         <<<dim3(unsigned(count), 8), 256, 0, at::cuda::getCurrentCUDAStream()>>>(

@@ -53,14 +53,15 @@ at::Tensor gemm_vbatched_meta(const at::Tensor& P, const at::Tensor& p_offsets, 
                               int64_t p_cols, bool p_conj_trans, const at::Tensor& Q,
                               const at::Tensor& q_offsets, int64_t q_rows, int64_t q_cols,
                               bool q_conj_trans, const at::Tensor& n,
-                              const at::Tensor& c_offsets, c10::SymInt c_numel) {
+                              const at::Tensor& c_offsets, c10::SymInt c_numel,
+                              c10::optional<int64_t> /*max_n*/) {
   check_gemm_vbatched(P, p_offsets, p_rows, p_cols, p_conj_trans, Q, q_offsets, q_rows, q_cols,
                       q_conj_trans, n, c_offsets);
   return at::empty_symint({std::move(c_numel)}, P.options());
 }
 
 at::Tensor tri_vbatched_meta(const at::Tensor& X, const at::Tensor& n, const at::Tensor& offsets,
-                             int64_t mode) {
+                             int64_t mode, c10::optional<int64_t> /*max_n*/) {
   check_tri_vbatched(X, n, offsets, mode);
   return like(X);
 }
