@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Device-tool calls (each fits one 10-minute call; a warm machine keeps the build):
-#   tests:  the CUDA test cases (pytest -m cuda)
+#   tests:  the CUDA test cases (pytest -m cuda); PART=1 or PART=2 runs one half of
+#           the test files (the whole CUDA suite needs more than one call)
 #   checks: the potrf/trsm GPU sweeps, compute-sanitizer memcheck and racecheck, and the
 #           CPU test cases under this machine's torch version
 #   bench:  the benchmark and the potrf tuning sweep
@@ -27,7 +28,12 @@ if [ "$what" = tests ]; then
   # --timeout: a stuck test fails with its traceback instead of eating the call.
   # Few workers: 8-16 processes sharing one GPU made each case ~100x slower than alone
   # (2026-11-22, H100); WORKERS overrides.
-  timeout ${PYTEST_LIMIT:-330} python3 -m pytest tests -q -m cuda -p no:cacheprovider -n ${WORKERS:-4} \
+  case "${PART:-all}" in
+    1) files="tests/test_autograd.py tests/test_bad_input.py tests/test_compile.py tests/test_cuda_graph.py tests/test_linalg_api.py tests/test_nested.py tests/test_opcheck.py" ;;
+    2) files="tests/test_posv.py tests/test_potrf.py tests/test_potrs.py tests/test_pytorch_samples.py tests/test_trsm.py tests/test_vbatched.py tests/test_vbatched_bad_input.py tests/test_demo.py" ;;
+    *) files=tests ;;
+  esac
+  timeout ${PYTEST_LIMIT:-330} python3 -m pytest $files -q -m cuda -p no:cacheprovider -n ${WORKERS:-4} \
     --timeout=${TEST_TIMEOUT:-45} --durations=30 2>&1 \
     | grep -v "^  File\|Extension modules\|PytestBenchmarkWarning\|warner(" > "$OUT/pytest_cuda.txt"
   tail -70 "$OUT/pytest_cuda.txt"
