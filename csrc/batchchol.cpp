@@ -37,6 +37,11 @@ TORCH_LIBRARY(batchchol, m) {
   // max_n, outside their buffer or overlapping another output block are skipped (their
   // result is 0), as the ops whose gradients these build skip such matrices.
   m.def("_tri_vbatched(Tensor X, Tensor n, Tensor offsets, int mode, int? max_n=None) -> Tensor Y");
+  // The per-matrix status (ragged.h's codes) that the *_vbatched ops compute for GPU-side
+  // metadata, for the matrices and their right-hand sides (n_i x k blocks); for tests.
+  m.def(
+      "_ragged_status(Tensor n, Tensor offsets, int numel, Tensor b_offsets, int b_numel, int k, "
+      "int? max_n=None) -> (Tensor status, Tensor rhs_status)");
   // Raises torch.linalg.LinAlgError for the first failed matrix of `info` (synchronizes).
   // A custom op so that the raise stays inside one graph under torch.compile.
   m.def("_check_info(Tensor info, str api, str what) -> ()");

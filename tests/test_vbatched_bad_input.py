@@ -108,3 +108,43 @@ def test_helper_ops_reject_bad_blocks(device):
         ops._gemm_vbatched(A, off, -1, -1, False, A, off, -1, -1, False, n, off, 10)
     with pytest.raises(ValueError, match="in \\[0, 2\\^31\\)"):
         ops._gemm_vbatched(A, off, -1, 2**40, False, A, off, 2**40, -1, False, n, off, 13)
+
+
+PHRASES = {
+    -1: "has a negative size",
+    -2: "is larger than max_n",
+    -3: "does not lie within the matrix buffer",
+    -4: "overlaps another matrix",
+    -5: "does not lie within the right-hand-side buffer",
+    -6: "overlaps another right-hand side",
+}
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+@pytest.mark.parametrize("seed", range(40))
+def test_device_checks_agree_with_host_checks(device, seed):
+    # The checks for GPU-side metadata (tensor ops, batchchol._ragged_status) must flag
+    # exactly what the host-side checks raise for: the same first matrix, the same reason.
+    g = torch.Generator().manual_seed(seed)
+    count, numel, b_numel, k = 6, 60, 24, 2
+    n = torch.randint(-1, 6, (count,), generator=g)
+    off = torch.randint(-2, numel, (count,), generator=g)
+    b_off = torch.randint(-1, b_numel, (count,), generator=g)
+    if seed % 3 == 0:  # some batches valid: packed in order
+        n = n.clamp_min(0)
+        off = torch.cat([torch.zeros(1, dtype=torch.int64), (n * n).cumsum(0)[:-1]])
+        b_off = torch.cat([torch.zeros(1, dtype=torch.int64), (n * k).cumsum(0)[:-1]])
+        numel, b_numel = int((n * n).sum()), int((n * k).sum())
+    max_n = 4 if seed % 2 else None
+    status, rhs_status = ops._ragged_status(n.to(device), off.to(device), numel, b_off.to(device),
+                                            b_numel, k, max_n)
+    status = status.cpu()
+    A = torch.zeros(numel, dtype=F64, device=device)
+    B = torch.zeros(b_numel, dtype=F64, device=device)
+    bad = status.ne(0).nonzero()
+    if bad.numel() == 0:
+        ops.potrs_vbatched(A, n, off, B, b_off, k, max_n, False)
+        return
+    i = int(bad[0, 0])
+    with pytest.raises(ValueError, match=f"matrix {i} .*{PHRASES[int(status[i])]}"):
+        ops.potrs_vbatched(A, n, off, B, b_off, k, max_n, False)

@@ -1,7 +1,11 @@
 #include "common/ragged.h"
 
+#include <algorithm>
 #include <climits>
 #include <string>
+#include <vector>
+
+#include <torch/library.h>
 
 #include "common/checks.h"
 
@@ -105,6 +109,39 @@ at::Tensor first_nonzero(const at::Tensor& a, const at::Tensor& b) {
   }
 }
 
+// prepare_ragged's status for host metadata, as plain loops: the codes of the tensor
+// version (which serves GPU-side metadata), without its per-op dispatch cost, and
+// with the overlap sort only when the blocks are out of order.
+std::vector<int32_t> host_block_status(const int64_t* n, const int64_t* off, int64_t count,
+                                       BlockShape shape, int64_t numel, int64_t limit,
+                                       int32_t range_code, int32_t overlap_code) {
+  std::vector<int32_t> st(count, 0);
+  std::vector<int64_t> ext(count, 0), live;
+  live.reserve(count);
+  for (int64_t i = 0; i < count; ++i) {
+    if (n[i] < 0) {
+      st[i] = kNegativeSize;
+    } else if (n[i] > limit) {
+      st[i] = kSizeAboveMaxN;
+    } else {
+      const int64_t rows = shape.rows == kSizeN ? n[i] : shape.rows;
+      const int64_t cols = shape.cols == kSizeN ? n[i] : shape.cols;
+      ext[i] = rows * cols;  // < 2^62: n <= kMaxSize, k < 2^31
+      if (off[i] < 0 || ext[i] > numel || off[i] > numel - ext[i]) st[i] = range_code;
+    }
+    if (st[i] == 0 && ext[i] > 0) live.push_back(i);
+  }
+  const auto by_start = [&](int64_t a, int64_t b) { return off[a] < off[b]; };
+  if (!std::is_sorted(live.begin(), live.end(), by_start))
+    std::stable_sort(live.begin(), live.end(), by_start);
+  int64_t reach = INT64_MIN;
+  for (const int64_t i : live) {
+    if (off[i] < reach) st[i] = overlap_code;  // starts before an earlier block ends
+    reach = std::max(reach, off[i] + ext[i]);
+  }
+  return st;
+}
+
 }  // namespace
 
 void check_ragged_matrices(const char* op, const char* name, const at::Tensor& values,
@@ -133,6 +170,85 @@ void check_ragged_rhs(const char* op, const at::Tensor& A_values, const at::Tens
                     num(k));
 }
 
+namespace {
+
+struct TensorStatus {
+  at::Tensor nc, off, b_off, status, b_status;  // on the sizes' device
+};
+
+// The status of every matrix (and of its right-hand side), as tensor ops that run on
+// the metadata's device without a host sync.
+TensorStatus tensor_status(const at::Tensor& sizes, const at::Tensor& offsets, int64_t numel,
+                           const at::Tensor* b_offsets, BlockShape b_shape, int64_t b_numel,
+                           int64_t limit) {
+  TensorStatus ts;
+  const at::Tensor n = sizes.to(at::kLong);
+  // Sizes beyond the limit are invalid; clamping keeps the extents below from overflowing.
+  ts.nc = n.clamp(0, limit);
+  const at::Tensor status_of_size = at::where(n.lt(0), int32_t(kNegativeSize),
+                                              at::where(n.gt(limit), int32_t(kSizeAboveMaxN), 0))
+                                        .to(at::kInt);
+  ts.off = offsets.to(n.device());
+  const at::Tensor a_ext = block_extent(ts.nc, {});
+  at::Tensor a_status =
+      first_nonzero(status_of_size, range_status(ts.off, a_ext, numel, kMatrixOutOfRange));
+  a_status = first_nonzero(a_status, overlap_status(ts.off, a_ext, a_status, kMatrixOverlap));
+  ts.status = a_status;
+  if (b_offsets) {
+    ts.b_off = b_offsets->to(n.device());
+    const at::Tensor b_ext = block_extent(ts.nc, b_shape);
+    ts.b_status =
+        first_nonzero(status_of_size, range_status(ts.b_off, b_ext, b_numel, kRhsOutOfRange));
+    ts.b_status = first_nonzero(ts.b_status, overlap_status(ts.b_off, b_ext, ts.b_status, kRhsOverlap));
+    ts.status = first_nonzero(a_status, ts.b_status);
+  }
+  return ts;
+}
+
+// batchchol::_ragged_status: tensor_status as an op, so that tests can hold the
+// device-side checks against the host-side ones on any device.
+std::tuple<at::Tensor, at::Tensor> ragged_status_op(const at::Tensor& n, const at::Tensor& offsets,
+                                                    int64_t numel, const at::Tensor& b_offsets,
+                                                    int64_t b_numel, int64_t k,
+                                                    c10::optional<int64_t> max_n) {
+  const TensorStatus ts = tensor_status(n, offsets, numel, &b_offsets, rhs_block_shape(k, true),
+                                        b_numel, max_n.value_or(kMaxSize));
+  return {ts.status, ts.b_status};
+}
+
+RaggedBatch prepare_ragged_host(const char* op, const at::Tensor& values, const at::Tensor& sizes,
+                                const at::Tensor& offsets, c10::optional<int64_t> max_n,
+                                const RaggedRhs* rhs, RaggedBatch& rb) {
+  const at::Tensor n = sizes.to(at::kLong).contiguous();
+  const at::Tensor off = offsets.contiguous();
+  const at::Tensor b_off = rhs ? rhs->offsets.contiguous() : at::Tensor();
+  const int64_t limit = max_n.value_or(kMaxSize);
+  const int64_t* np = n.const_data_ptr<int64_t>();
+  const auto a = host_block_status(np, off.const_data_ptr<int64_t>(), rb.count, {},
+                                   values.numel(), limit, kMatrixOutOfRange, kMatrixOverlap);
+  std::vector<int32_t> b;
+  if (rhs) {
+    b = host_block_status(np, b_off.const_data_ptr<int64_t>(), rb.count, rhs->shape,
+                          rhs->values.numel(), limit, kRhsOutOfRange, kRhsOverlap);
+  }
+  rb.max_n = 0;
+  for (int64_t i = 0; i < rb.count; ++i) {
+    const int32_t code = a[i] != 0 ? a[i] : (rhs ? b[i] : 0);
+    if (code != 0)
+      raise_status(op, i, code, n, off, b_off, limit, values.numel(),
+                   rhs ? rhs->values.numel() : 0);
+    rb.max_n = std::max(rb.max_n, np[i]);
+  }
+  rb.host_checked = true;
+  const auto dev = values.device();
+  rb.sizes = to_device(n.to(at::kInt), dev);
+  rb.offsets = to_device(off, dev);
+  if (rhs) rb.b_offsets = to_device(b_off, dev);
+  return rb;
+}
+
+}  // namespace
+
 RaggedBatch prepare_ragged(const char* op, const at::Tensor& values, const at::Tensor& sizes,
                            const at::Tensor& offsets, c10::optional<int64_t> max_n,
                            const RaggedRhs* rhs) {
@@ -143,54 +259,33 @@ RaggedBatch prepare_ragged(const char* op, const at::Tensor& values, const at::T
   rb.count = sizes.size(0);
   const bool on_host =
       sizes.device().is_cpu() && offsets.device().is_cpu() && (!rhs || rhs->offsets.device().is_cpu());
-  const at::Tensor n = sizes.to(at::kLong);
+  if (on_host) return prepare_ragged_host(op, values, sizes, offsets, max_n, rhs, rb);
+  // GPU-side metadata: the same checks as tensor ops on the device, into a status.
   const int64_t limit = max_n.value_or(kMaxSize);
-  // Sizes beyond the limit are invalid; clamping keeps the extents below from overflowing.
-  const at::Tensor nc = n.clamp(0, limit);
-  const at::Tensor status_of_size = at::where(n.lt(0), int32_t(kNegativeSize),
-                                at::where(n.gt(limit), int32_t(kSizeAboveMaxN), 0))
-                          .to(at::kInt);
-  at::Tensor status;
-  const at::Tensor off = offsets.to(n.device());
-  const at::Tensor a_ext = block_extent(nc, {});
-  at::Tensor a_status =
-      first_nonzero(status_of_size, range_status(off, a_ext, values.numel(), kMatrixOutOfRange));
-  a_status = first_nonzero(a_status, overlap_status(off, a_ext, a_status, kMatrixOverlap));
-  at::Tensor b_off, b_status;
-  status = a_status;
-  if (rhs) {
-    b_off = rhs->offsets.to(n.device());
-    const at::Tensor b_ext = block_extent(nc, rhs->shape);
-    b_status = first_nonzero(
-        status_of_size, range_status(b_off, b_ext, rhs->values.numel(), kRhsOutOfRange));
-    b_status = first_nonzero(b_status, overlap_status(b_off, b_ext, b_status, kRhsOverlap));
-    status = first_nonzero(a_status, b_status);
-  }
+  const TensorStatus ts = tensor_status(sizes, offsets, values.numel(), rhs ? &rhs->offsets : nullptr,
+                                        rhs ? rhs->shape : BlockShape{},
+                                        rhs ? rhs->values.numel() : 0, limit);
+  const at::Tensor& nc = ts.nc;
+  const at::Tensor& status = ts.status;
+  const at::Tensor& off = ts.off;
+  const at::Tensor& b_off = ts.b_off;
+  const at::Tensor& b_status = ts.b_status;
 
-  // The kernels are sized by the largest valid matrix: max_n, tightened to the true
-  // maximum when it is known without a sync, or read when max_n is not given (a host
-  // sync for GPU-side sizes).
+  // The kernels are sized by the largest valid matrix: max_n, or read when max_n is not
+  // given (a host sync for GPU-side sizes).
   rb.max_n = max_n.value_or(0);
-  if (rb.count > 0 && (on_host || !max_n)) {
-    rb.max_n = at::where(status.eq(0), nc, 0).max().item<int64_t>();
-  }
-  if (on_host) {
-    const auto bad = status.ne(0).nonzero();
-    if (bad.size(0) > 0) {
-      const int64_t i = bad[0][0].item<int64_t>();
-      raise_status(op, i, status[i].item<int32_t>(), n, off, b_off, limit, values.numel(),
-                   rhs ? rhs->values.numel() : 0);
-    }
-    rb.host_checked = true;
-  } else {
-    rb.status = status.to(values.device());
-    if (rhs) rb.rhs_status = b_status.to(values.device());
-  }
+  if (rb.count > 0 && !max_n) rb.max_n = at::where(status.eq(0), nc, 0).max().item<int64_t>();
+  rb.status = status.to(values.device());
+  if (rhs) rb.rhs_status = b_status.to(values.device());
   const auto dev = values.device();
   rb.sizes = to_device(nc.to(at::kInt), dev);
   rb.offsets = to_device(off, dev);
   if (rhs) rb.b_offsets = to_device(b_off, dev);
   return rb;
+}
+
+TORCH_LIBRARY_IMPL(batchchol, CompositeExplicitAutograd, m) {
+  m.impl("_ragged_status", &ragged_status_op);
 }
 
 HelperBlocks helper_block_status(const char* op, const at::Tensor& n,
