@@ -247,11 +247,13 @@ def _opcheck_samples(device):
         ("_tri_vbatched", (r.values.detach(), n, off, 2)),
         ("_gemm_vbatched", (L, off, -1, -1, True, r.values.detach(), off, -1, -1, False, n, off,
                             r.values.numel())),
+        ("_ragged_status", (n.to(device), off.to(device), r.values.numel(), boff.to(device),
+                            bv.numel(), k, 4)),
     ]
 
 
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
-@pytest.mark.parametrize("index", range(7))
+@pytest.mark.parametrize("index", range(8))
 def test_opcheck_vbatched(device, index):
     name, args = _opcheck_samples(device)[index]
     torch.library.opcheck(getattr(ops, name).default, args)
