@@ -107,6 +107,22 @@ def ragged_case(count, nmax, dtype, device, gen):
     return ours, reference, diff
 
 
+def print_row(label, dtype, batch, ours, ref, diff, n, device, reps):
+    """Times ours and torch's, prints one table row; returns 1 on failure, else 0."""
+    dname = str(dtype).replace("torch.", "")
+    row = f"{label:<17}{dname:<9}{n:>4}{batch:>8}"
+    try:
+        d = diff()
+        t_ours, t_ref = time_ms(ours, device, reps), time_ms(ref, device, reps)
+    except Exception as exc:  # a missing kernel shows as a row, not a traceback
+        print(f"{row}  FAILED: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}")
+        return 1
+    ok = d <= TOLERANCE[dtype]
+    mark = "" if ok else "  <- exceeds tolerance"
+    print(f"{row}{t_ours:>10.3f}{t_ref:>10.3f}{t_ref / t_ours:>8.2f}x{d:>14.2e}{mark}")
+    return 0 if ok else 1
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=["cpu", "cuda"], default=None)
@@ -127,43 +143,21 @@ def main(argv=None):
     header += f"{'speedup':>9}{'max rel diff':>14}"
     print(header)
     print("-" * len(header))
-    failures = 0
     gen = torch.Generator(device=device).manual_seed(0)
+    rows = []  # (label, dtype, batch, ours, torch's, difference)
     for dtype in (torch.float32, torch.float64):
         A = make_spd(batch, args.n, dtype, device, gen)
         B = torch.randn(batch, args.n, args.nrhs, dtype=dtype, device=device, generator=gen)
         for op, ours, ref in cases(A, B):
-            dname = str(dtype).replace("torch.", "")
-            row = f"{op:<17}{dname:<9}{args.n:>4}{batch:>8}"
-            try:
-                diff = rel_diff(ours(), ref())
-                t_ours, t_ref = time_ms(ours, device, reps), time_ms(ref, device, reps)
-            except Exception as exc:  # a missing kernel shows as a row, not a traceback
-                failures += 1
-                print(f"{row}  FAILED: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}")
-                continue
-            ok = diff <= TOLERANCE[dtype]
-            failures += not ok
-            mark = "" if ok else "  <- exceeds tolerance"
-            print(f"{row}{t_ours:>10.3f}{t_ref:>10.3f}{t_ref / t_ours:>8.2f}x{diff:>14.2e}{mark}")
+            rows.append((op, dtype, batch, ours, ref, lambda o=ours, r=ref: rel_diff(o(), r())))
+    failures = sum(print_row(*r, args.n, device, reps) for r in rows)
     count = min(batch, 2_000 if device.type == "cuda" else 500)
     print(f"\nragged: {count:,} matrices of orders 1..{args.n} in a nested tensor, "
           "tb.cholesky against torch.linalg.cholesky per size bucket")
     for dtype in (torch.float32, torch.float64):
         ours, ref, diff = ragged_case(count, args.n, dtype, device, gen)
-        dname = str(dtype).replace("torch.", "")
-        row = f"{'cholesky(nested)':<17}{dname:<9}{args.n:>4}{count:>8}"
-        try:
-            d = diff()
-            t_ours, t_ref = time_ms(ours, device, reps), time_ms(ref, device, reps)
-        except Exception as exc:
-            failures += 1
-            print(f"{row}  FAILED: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}")
-            continue
-        ok = d <= TOLERANCE[dtype]
-        failures += not ok
-        mark = "" if ok else "  <- exceeds tolerance"
-        print(f"{row}{t_ours:>10.3f}{t_ref:>10.3f}{t_ref / t_ours:>8.2f}x{d:>14.2e}{mark}")
+        failures += print_row("cholesky(nested)", dtype, count, ours, ref, diff, args.n, device,
+                              reps)
     print()
     print("all ops agree with torch.linalg" if failures == 0 else f"{failures} op(s) FAILED")
     return 0 if failures == 0 else 1

@@ -82,8 +82,7 @@ class PotrsV : public torch::autograd::Function<PotrsV> {
     const bool upper = ctx->saved_data["upper"].toBool();
     auto out = no_grads(8);
     if (!grads[0].defined()) return out;
-    const at::Tensor gB = api::potrs_vbatched(saved[0], r.n, r.offsets, grads[0], r.b_offsets,
-                                              r.k, r.max_n, upper);
+    const at::Tensor gB = solve_with_factor_vbatched(saved[0], grads[0], upper, r);
     if (ctx->needs_input_grad(0))
       out[0] = factor_grad_from_solve_vbatched(gB, saved[1], saved[0], upper, r);
     if (ctx->needs_input_grad(3)) out[3] = gB;
@@ -112,8 +111,7 @@ class PosvV : public torch::autograd::Function<PosvV> {
     auto out = no_grads(8);
     at::Tensor gA;
     if (grads[0].defined()) {
-      const at::Tensor gB =
-          api::potrs_vbatched(L, r.n, r.offsets, grads[0], r.b_offsets, r.k, r.max_n, upper);
+      const at::Tensor gB = solve_with_factor_vbatched(L, grads[0], upper, r);
       if (ctx->needs_input_grad(0)) gA = matrix_grad_from_solve_vbatched(gB, saved[1], L, r);
       if (ctx->needs_input_grad(3)) out[3] = gB;
     }

@@ -60,6 +60,11 @@ at::Tensor potrf_vbatched_backward(const at::Tensor& gL_in, const at::Tensor& L_
   return tri(gA, r, kTriHermitianPart);
 }
 
+at::Tensor solve_with_factor_vbatched(const at::Tensor& L, const at::Tensor& G, bool upper,
+                                      const Ragged& r) {
+  return api::potrs_vbatched(L, r.n, r.offsets, G, r.b_offsets, r.k, r.max_n, upper);
+}
+
 at::Tensor factor_grad_from_solve_vbatched(const at::Tensor& gB, const at::Tensor& X,
                                            const at::Tensor& L, bool upper, const Ragged& r) {
   // S = -(gB X^H + X gB^H); gL = S L (lower) or gU = U S (upper), on the triangle.

@@ -20,6 +20,10 @@ struct Ragged {
 at::Tensor potrf_vbatched_backward(const at::Tensor& gL, const at::Tensor& L, bool upper,
                                    const Ragged& r);
 
+// (L L^H)^{-1} G for right-hand-side blocks G (the gradient of B in potrs / posv).
+at::Tensor solve_with_factor_vbatched(const at::Tensor& L, const at::Tensor& G, bool upper,
+                                      const Ragged& r);
+
 // Gradient of the factor from gB = (L L^H)^{-1} gX and X (potrs's gL), on the
 // triangle the op reads.
 at::Tensor factor_grad_from_solve_vbatched(const at::Tensor& gB, const at::Tensor& X,

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include "common/checks.h"
@@ -255,6 +256,9 @@ RaggedBatch prepare_ragged(const char* op, const at::Tensor& values, const at::T
   TORCH_CHECK_VALUE(!max_n || (*max_n >= 0 && *max_n <= kMaxSize), op,
                     ": expected 0 <= max_n <= ", num(kMaxSize), ", but got ",
                     num(max_n.value_or(0)));
+  // The device ops below run on the values' device (the checks put the metadata there
+  // or on the CPU).
+  const c10::OptionalDeviceGuard guard(values.device());
   RaggedBatch rb;
   rb.count = sizes.size(0);
   const bool on_host =
@@ -282,6 +286,16 @@ RaggedBatch prepare_ragged(const char* op, const at::Tensor& values, const at::T
   rb.offsets = to_device(off, dev);
   if (rhs) rb.b_offsets = to_device(b_off, dev);
   return rb;
+}
+
+RaggedBatch prepare_ragged_solve(const char* op, const char* a_name, const at::Tensor& A,
+                                 const at::Tensor& sizes, const at::Tensor& offsets,
+                                 const at::Tensor& B, const at::Tensor& b_offsets, int64_t k,
+                                 c10::optional<int64_t> max_n, bool left) {
+  check_ragged_matrices(op, a_name, A, sizes, offsets);
+  check_ragged_rhs(op, A, sizes, "B", B, b_offsets, k);
+  const RaggedRhs rhs{B, b_offsets, rhs_block_shape(k, left)};
+  return prepare_ragged(op, A, sizes, offsets, max_n, &rhs);
 }
 
 TORCH_LIBRARY_IMPL(batchchol, CompositeExplicitAutograd, m) {

@@ -88,6 +88,14 @@ RaggedBatch prepare_ragged(const char* op, const at::Tensor& values, const at::T
                            const at::Tensor& offsets, c10::optional<int64_t> max_n,
                            const RaggedRhs* rhs = nullptr);
 
+// Every check of a solve op (matrices A named a_name, right-hand sides B of k columns,
+// for a left or right solve) followed by prepare_ragged: the shared prologue of the
+// potrs / posv / trsm _vbatched kernels of every backend.
+RaggedBatch prepare_ragged_solve(const char* op, const char* a_name, const at::Tensor& A,
+                                 const at::Tensor& sizes, const at::Tensor& offsets,
+                                 const at::Tensor& B, const at::Tensor& b_offsets, int64_t k,
+                                 c10::optional<int64_t> max_n, bool left);
+
 // For the private helper ops: one operand's blocks (written: an output, which must not
 // overlap another block).
 struct BlockOperand {

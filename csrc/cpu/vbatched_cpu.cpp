@@ -26,14 +26,6 @@ void for_each_matrix(const RaggedBatch& rb, double flops_per_unit_n3, F&& f) {
 // Columns of system i's right-hand side: k, or n_i for k = -1 (square blocks).
 inline int64_t rhs_cols(int64_t k, int64_t n) { return k < 0 ? n : k; }
 
-
-void check_potrs_like(const char* op, const char* a_name, const at::Tensor& A,
-                      const at::Tensor& n, const at::Tensor& offsets, const at::Tensor& B,
-                      const at::Tensor& b_offsets, int64_t k) {
-  check_ragged_matrices(op, a_name, A, n, offsets);
-  check_ragged_rhs(op, A, n, "B", B, b_offsets, k);
-}
-
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor> potrf_vbatched_cpu(const at::Tensor& A, const at::Tensor& n,
@@ -63,9 +55,8 @@ std::tuple<at::Tensor, at::Tensor> potrf_vbatched_cpu(const at::Tensor& A, const
 at::Tensor potrs_vbatched_cpu(const at::Tensor& L, const at::Tensor& n, const at::Tensor& offsets,
                               const at::Tensor& B, const at::Tensor& b_offsets, int64_t k,
                               c10::optional<int64_t> max_n, bool upper) {
-  check_potrs_like(kPotrsV, "L", L, n, offsets, B, b_offsets, k);
-  const RaggedRhs rhs{B, b_offsets, rhs_block_shape(k, true)};
-  const RaggedBatch rb = prepare_ragged(kPotrsV, L, n, offsets, max_n, &rhs);
+  const RaggedBatch rb =
+      prepare_ragged_solve(kPotrsV, "L", L, n, offsets, B, b_offsets, k, max_n, /*left=*/true);
   at::Tensor X = at::zeros_like(B, at::MemoryFormat::Contiguous);
   if (rb.count == 0 || k == 0) return X;
   const at::Tensor Lc = L.contiguous(), Bc = B.contiguous();
@@ -90,9 +81,8 @@ at::Tensor potrs_vbatched_cpu(const at::Tensor& L, const at::Tensor& n, const at
 std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_vbatched_cpu(
     const at::Tensor& A, const at::Tensor& n, const at::Tensor& offsets, const at::Tensor& B,
     const at::Tensor& b_offsets, int64_t k, c10::optional<int64_t> max_n, bool upper) {
-  check_potrs_like(kPosvV, "A", A, n, offsets, B, b_offsets, k);
-  const RaggedRhs rhs{B, b_offsets, rhs_block_shape(k, true)};
-  const RaggedBatch rb = prepare_ragged(kPosvV, A, n, offsets, max_n, &rhs);
+  const RaggedBatch rb =
+      prepare_ragged_solve(kPosvV, "A", A, n, offsets, B, b_offsets, k, max_n, /*left=*/true);
   at::Tensor L = at::zeros_like(A, at::MemoryFormat::Contiguous);
   at::Tensor X = at::zeros_like(B, at::MemoryFormat::Contiguous);
   at::Tensor info = at::zeros({rb.count}, A.options().dtype(at::kInt));
@@ -125,9 +115,8 @@ at::Tensor trsm_vbatched_cpu(const at::Tensor& A, const at::Tensor& n, const at:
                              const at::Tensor& B, const at::Tensor& b_offsets, int64_t k_arg,
                              c10::optional<int64_t> max_n, bool upper, bool left, bool transpose,
                              bool unit_diagonal) {
-  check_potrs_like(kTrsmV, "A", A, n, offsets, B, b_offsets, k_arg);
-  const RaggedRhs rhs{B, b_offsets, rhs_block_shape(k_arg, left)};
-  const RaggedBatch rb = prepare_ragged(kTrsmV, A, n, offsets, max_n, &rhs);
+  const RaggedBatch rb =
+      prepare_ragged_solve(kTrsmV, "A", A, n, offsets, B, b_offsets, k_arg, max_n, left);
   at::Tensor X = at::zeros_like(B, at::MemoryFormat::Contiguous);
   if (rb.count == 0 || k_arg == 0) return X;
   const at::Tensor Ac = A.contiguous(), Bc = B.contiguous();

@@ -32,18 +32,6 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <typename T>
-void launch_blocked(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
-                    cudaStream_t stream) {
-  launch_blocked_layout(A, L, info, batch, DenseLayout{n}, n, upper, stream);
-}
-
-template <typename T>
-void launch_shared(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
-                   cudaStream_t stream) {
-  launch_shared_layout(A, L, info, batch, DenseLayout{n}, n, upper, stream);
-}
-
 // Kernel families, in the order of the sizes they serve (potrf_kernels.cuh).
 enum class PotrfKernel { kRegisters, kShared, kBlocked };
 
@@ -60,13 +48,8 @@ template <typename T>
 bool potrf_kernel_applies(PotrfKernel k, int n) {
   switch (k) {
     case PotrfKernel::kRegisters: return n <= 32;
-    case PotrfKernel::kShared:
-      return sizeof(T) * static_cast<size_t>(n) * smem_pitch(n) <= max_dynamic_smem();
-    case PotrfKernel::kBlocked: {
-      constexpr int tile = update_tile<T>();
-      const int64_t t = (n + tile - 1) / tile;
-      return t * (t + 1) / 2 <= 65535;
-    }
+    case PotrfKernel::kShared: return shared_fits<T>(n);
+    case PotrfKernel::kBlocked: return blocked_fits<T>(n);
   }
   return false;
 }
@@ -103,9 +86,9 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
       if (n <= 16) return launch_registers<T, 16>(A, L, info, batch, n, upper, stream);
       return launch_registers<T, 32>(A, L, info, batch, n, upper, stream);
     case PotrfKernel::kShared:
-      return launch_shared(A, L, info, batch, n, upper, stream);
+      return launch_shared_layout(A, L, info, batch, DenseLayout{n}, n, upper, stream);
     case PotrfKernel::kBlocked:
-      return launch_blocked(A, L, info, batch, n, upper, stream);
+      return launch_blocked_layout(A, L, info, batch, DenseLayout{n}, n, upper, stream);
   }
   TORCH_CHECK(false, "batchchol.potrf: n = ", std::to_string(n),
               " is larger than the CUDA kernels support");

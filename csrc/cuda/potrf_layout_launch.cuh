@@ -10,6 +10,21 @@
 namespace batchchol {
 namespace cuda {
 
+// Whether a family can serve matrices up to order max_n: the shared kernel holds the
+// largest matrix in shared memory; the blocked update's grid.y (its tile count) has
+// the 65535 limit.
+template <typename T>
+bool shared_fits(int max_n) {
+  return sizeof(T) * static_cast<size_t>(max_n) * smem_pitch(max_n) <= max_dynamic_smem();
+}
+
+template <typename T>
+bool blocked_fits(int max_n) {
+  constexpr int tile = update_tile<T>();
+  const int64_t t = (int64_t(max_n) + tile - 1) / tile;
+  return t * (t + 1) / 2 <= 65535;
+}
+
 // One launch per 32-wide panel step: diagonal factor, panel solve, trailing update.
 // max_n bounds every matrix; a lazy ragged layout's steps must be ceil(max_n / 32).
 template <typename T, typename Layout>

@@ -34,14 +34,9 @@ constexpr int kSmallBin = 32;  // the registers kernel's largest n
 template <typename T>
 bool ragged_kernel_applies(RaggedKernel k, int max_n) {
   switch (k) {
-    case RaggedKernel::kRegisters: return max_n <= 32;
-    case RaggedKernel::kShared:
-      return sizeof(T) * static_cast<size_t>(max_n) * smem_pitch(max_n) <= max_dynamic_smem();
-    default: {  // the blocked families (binned's second launch among them)
-      constexpr int tile = update_tile<T>();
-      const int64_t t = (max_n + tile - 1) / tile;
-      return t * (t + 1) / 2 <= 65535;
-    }
+    case RaggedKernel::kRegisters: return max_n <= kSmallBin;
+    case RaggedKernel::kShared: return shared_fits<T>(max_n);
+    default: return blocked_fits<T>(max_n);  // the blocked families, binned's second launch
   }
 }
 

@@ -78,11 +78,9 @@ void launch_solve_ragged(const at::Tensor& A, const at::Tensor& B, at::Tensor& X
 at::Tensor potrs_vbatched_cuda(const at::Tensor& L, const at::Tensor& n, const at::Tensor& offsets,
                                const at::Tensor& B, const at::Tensor& b_offsets, int64_t k,
                                c10::optional<int64_t> max_n, bool upper) {
-  check_ragged_matrices(kPotrsV, "L", L, n, offsets);
-  check_ragged_rhs(kPotrsV, L, n, "B", B, b_offsets, k);
+  const RaggedBatch rb =
+      prepare_ragged_solve(kPotrsV, "L", L, n, offsets, B, b_offsets, k, max_n, /*left=*/true);
   const c10::cuda::OptionalCUDAGuard guard(L.device());
-  const RaggedRhs rhs{B, b_offsets, rhs_block_shape(k, true)};
-  const RaggedBatch rb = prepare_ragged(kPotrsV, L, n, offsets, max_n, &rhs);
   const at::Tensor Lc = L.contiguous(), Bc = B.contiguous();
   at::Tensor X = at::zeros_like(Bc);
   cuda::launch_solve_ragged(Lc, Bc, X, rb, k, /*potrs=*/true, upper, true, false, false);
@@ -92,11 +90,9 @@ at::Tensor potrs_vbatched_cuda(const at::Tensor& L, const at::Tensor& n, const a
 std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_vbatched_cuda(
     const at::Tensor& A, const at::Tensor& n, const at::Tensor& offsets, const at::Tensor& B,
     const at::Tensor& b_offsets, int64_t k, c10::optional<int64_t> max_n, bool upper) {
-  check_ragged_matrices(kPosvV, "A", A, n, offsets);
-  check_ragged_rhs(kPosvV, A, n, "B", B, b_offsets, k);
+  const RaggedBatch rb =
+      prepare_ragged_solve(kPosvV, "A", A, n, offsets, B, b_offsets, k, max_n, /*left=*/true);
   const c10::cuda::OptionalCUDAGuard guard(A.device());
-  const RaggedRhs rhs{B, b_offsets, rhs_block_shape(k, true)};
-  const RaggedBatch rb = prepare_ragged(kPosvV, A, n, offsets, max_n, &rhs);
   const at::Tensor Ac = A.contiguous(), Bc = B.contiguous();
   at::Tensor L = at::zeros_like(Ac);
   at::Tensor X = at::zeros_like(Bc);
@@ -110,11 +106,9 @@ at::Tensor trsm_vbatched_cuda(const at::Tensor& A, const at::Tensor& n, const at
                               const at::Tensor& B, const at::Tensor& b_offsets, int64_t k,
                               c10::optional<int64_t> max_n, bool upper, bool left, bool transpose,
                               bool unit_diagonal) {
-  check_ragged_matrices(kTrsmV, "A", A, n, offsets);
-  check_ragged_rhs(kTrsmV, A, n, "B", B, b_offsets, k);
+  const RaggedBatch rb =
+      prepare_ragged_solve(kTrsmV, "A", A, n, offsets, B, b_offsets, k, max_n, left);
   const c10::cuda::OptionalCUDAGuard guard(A.device());
-  const RaggedRhs rhs{B, b_offsets, rhs_block_shape(k, left)};
-  const RaggedBatch rb = prepare_ragged(kTrsmV, A, n, offsets, max_n, &rhs);
   const at::Tensor Ac = A.contiguous(), Bc = B.contiguous();
   at::Tensor X = at::zeros_like(Bc);
   cuda::launch_solve_ragged(Ac, Bc, X, rb, k, /*potrs=*/false, upper, left, transpose,
