@@ -9,12 +9,14 @@ Ops and competitors (all timed in the same run, on the default device):
   potrf  L, info = potrf(A)        vs linalg.cholesky_ex   [cusolver], [magma]
   potrs  X = potrs(L, B), 1/16 rhs vs cholesky_solve       [cusolver], [magma]
   trsm   L X = B, 1/16 rhs         vs linalg.solve_triangular
-  posv   X, L, info = posv(A, b)   vs linalg.solve, cholesky_ex + cholesky_solve
+  posv   X, info = posv_solve(A, b) vs linalg.solve, cholesky_ex + cholesky_solve
+         (posv_solve: posv without the factor, what torch_batchchol.solve runs)
 On the CPU there are no linalg backends to choose, so each competitor runs once.
 
 Roofline (DESIGN-NOTES 2): bytes = every input read once and every output written
-once (whole n x n matrices, info as int32); flops = n^3/3 (potrf), n^2 k per
-triangular solve with k right-hand sides (trsm: 1, potrs: 2), their sum for posv.
+once (whole n x n matrices, info as int32; posv: A, b, x and info); flops = n^3/3
+(potrf), n^2 k per triangular solve with k right-hand sides (trsm: 1, potrs: 2), their
+sum for posv.
 The copy bandwidth is measured in this run; peak flops are 67 TFLOP/s on the GPU
 (BATCHCHOL_PEAK_TFLOPS overrides) and a measured matmul rate on the CPU.
 """
@@ -76,7 +78,7 @@ def cost(op, n, k, elsize):
         return mat + 2 * rhs, 2 * n * n * k
     if op == "trsm":
         return mat + 2 * rhs, n * n * k
-    return 2 * mat + 2 * rhs + 4, n**3 / 3 + 2 * n * n * k  # posv: reads A, b; writes X, L, info
+    return mat + 2 * rhs + 4, n**3 / 3 + 2 * n * n * k  # posv: reads A, b; writes X, info
 
 
 def rel_diff(x, ref):
@@ -127,7 +129,7 @@ def ours(op):
         return lambda s: ops.potrs(s["L"], s["B"], False)
     if op == "trsm":
         return lambda s: ops.trsm(s["L"], s["B"], False, True, False, False)
-    return lambda s: ops.posv(s["A"], s["B"], False)[0]
+    return lambda s: ops.posv_solve(s["A"], s["B"], False)[0]
 
 
 def make_inputs(op, n, k, batch, dtype, device):

@@ -20,7 +20,7 @@ import torch_batchchol  # noqa: F401
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
-FAMILIES = ["registers", "shared", "blocked"]
+FAMILIES = ["warp", "registers", "left", "left-split", "shared", "blocked"]
 
 
 def median_ms(fn):
@@ -36,7 +36,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", type=int, nargs="+", default=[24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256])
     ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
-    ap.add_argument("--batch", type=int, default=10000)
+    ap.add_argument("--batch", type=int, default=None,
+                    help="default: 10,000, or enough matrices to hold 256 MB for small n")
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
@@ -44,7 +45,9 @@ def main():
     for dname in args.dtypes:
         dtype = getattr(torch, dname)
         for n in args.sizes:
-            A = spd_batch(args.batch, n, dtype)
+            elsize = torch.empty((), dtype=dtype).element_size()
+            batch = args.batch or max(10_000, -(-(256 << 20) // (n * n * elsize)))
+            A = spd_batch(batch, n, dtype)
             times = {}
             for fam in FAMILIES:
                 os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
@@ -54,7 +57,7 @@ def main():
             best = min(times, key=times.get)
             print(f"{dname:8} {n:4d} " + " ".join(f"{times[f]:10.3f}" for f in FAMILIES)
                   + f"  {best} (default {default:.3f})", flush=True)
-            rows.append({"dtype": dname, "n": n, "batch": args.batch, "ms": times,
+            rows.append({"dtype": dname, "n": n, "batch": batch, "ms": times,
                          "default_ms": default, "best": best})
             del A
     if args.json:

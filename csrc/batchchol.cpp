@@ -6,6 +6,9 @@ TORCH_LIBRARY(batchchol, m) {
   m.def("potrf(Tensor A, bool upper=False) -> (Tensor L, Tensor info)");
   m.def("potrs(Tensor L, Tensor B, bool upper=False) -> Tensor X");
   m.def("posv(Tensor A, Tensor B, bool upper=False) -> (Tensor X, Tensor L, Tensor info)");
+  // posv without the factor: where A fits on chip, A and B are read once and only X
+  // (and info) written. Its gradient needs L, so the autograd kernel runs posv then.
+  m.def("posv_solve(Tensor A, Tensor B, bool upper=False) -> (Tensor X, Tensor info)");
   m.def(
       "trsm(Tensor A, Tensor B, bool upper=False, bool left=True, bool transpose=False, "
       "bool unit_diagonal=False) -> Tensor X");

@@ -145,6 +145,25 @@ def test_posv_gradcheck(dtype, upper, a_batch, b_batch):
 
 @pytest.mark.parametrize("dtype", GRAD_DTYPES)
 @pytest.mark.parametrize("upper", [False, True])
+def test_posv_solve_gradcheck(dtype, upper):
+    X = leaf(torch.randn(2, N, N, dtype=dtype))
+    B = leaf(make_rhs((2, N, 2), dtype))
+
+    def f(X, B):
+        return ops.posv_solve(hpd(X), B, upper)[0]
+
+    check_grads(f, (X, B))
+
+
+def test_posv_solve_without_grad_records_nothing():
+    A = make_spd((2,), 4, torch.float64)
+    B = make_rhs((2, 4, 1), torch.float64)
+    X, info = ops.posv_solve(A, B, False)
+    assert X.grad_fn is None and not X.requires_grad
+
+
+@pytest.mark.parametrize("dtype", GRAD_DTYPES)
+@pytest.mark.parametrize("upper", [False, True])
 def test_posv_grad_matches_torch(dtype, upper):
     Y = leaf(torch.randn(2, 4, 4, dtype=dtype))
     B = leaf(make_rhs((2, 4, 3), dtype))

@@ -12,10 +12,11 @@ def all_ops(A, B):
     L, info = ops.potrf(A, False)
     X1 = ops.potrs(L, B, False)
     X2, L2, info2 = ops.posv(A, B, True)
+    X4, info4 = ops.posv_solve(A, B, False)
     # Y = L^{-1} B, then L^{-H} Y: the same solve as potrs through two trsm calls.
     Y = ops.trsm(L, B, False, True, False, False)
     X3 = ops.trsm(L, Y, False, True, True, False)
-    return X1, X2, X3, L, L2, info + info2
+    return X1, X2, X3, X4, L, L2, info + info2 + info4
 
 
 def api(A, B):
@@ -85,8 +86,8 @@ def test_compile_backward(device, dynamic):
     def loss(Y, B):
         n = Y.shape[-1]
         A = Y @ Y.mH + n * torch.eye(n, dtype=Y.dtype, device=Y.device)
-        X1, X2, X3, L, L2, _ = all_ops(A, B)
-        return (X1.abs() ** 2).sum() + X2.sum() + X3.sum() + L.sum() + L2.sum()
+        X1, X2, X3, X4, L, L2, _ = all_ops(A, B)
+        return (X1.abs() ** 2).sum() + X2.sum() + X3.sum() + X4.sum() + L.sum() + L2.sum()
 
     compiled, _ = _compiled(loss, "aot_eager", dynamic)
     Y0 = torch.randn(2, 4, 4, dtype=torch.float64, device=device)
@@ -120,6 +121,7 @@ def test_compile_failures_match_eager(device, dynamic):
     A[1] = -A[1]
     A[2, 3, 3] = float("nan")
     outs, expected = compiled(A, B), all_ops(A, B)
-    assert outs[5].tolist() == [0, 2, 8]
+    # info of potrf (lower) + posv (upper) + posv_solve (lower).
+    assert outs[6].tolist() == [0, 3, 12]
     for i, (o, e) in enumerate(zip(outs, expected)):
         torch.testing.assert_close(o, e, equal_nan=True, msg=lambda m: f"output {i}: {m}")

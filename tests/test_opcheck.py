@@ -19,6 +19,7 @@ def samples(device):
             ("potrf", (A, True)),
             ("potrs", (T, B, False)),
             ("posv", (A, B, False)),
+            ("posv_solve", (A, B, True)),
             ("trsm", (T, B, False, True, False, False)),
         ]
     A = make_spd((), 5, torch.float64, device)
@@ -29,6 +30,7 @@ def samples(device):
         ("potrf", (torch.empty(0, 3, 3, dtype=torch.float64, device=device), False)),
         ("potrs", (T, make_rhs((3, 5, 2), torch.float64, device), True)),
         ("posv", (A, B, True)),
+        ("posv_solve", (A, B, False)),
         ("trsm", (T, make_rhs((3, 2, 5), torch.float64, device), True, False, True, False)),
         ("trsm", (T, make_rhs((3, 5, 2), torch.float64, device), True, True, False, True)),
     ]
@@ -41,6 +43,7 @@ def samples(device):
             ("potrf", (A, False)),
             ("potrs", (T, B, False)),
             ("posv", (A, B, True)),
+            ("posv_solve", (A, B, False)),
             ("trsm", (T, B, False, True, True, False)),
             ("trsm", (T.detach(), B, False, True, False, True)),
         ]
@@ -57,7 +60,7 @@ def test_opcheck(device, index):
     torch.library.opcheck(getattr(ops, name).default, args)
 
 
-@pytest.mark.parametrize("name", ["potrf", "potrs", "posv", "trsm"])
+@pytest.mark.parametrize("name", ["potrf", "potrs", "posv", "posv_solve", "trsm"])
 def test_schema_is_functional(name):
     # The ops return fresh outputs and never mutate or alias their inputs; that is
     # what lets torch.compile and CUDA graphs treat them as pure functions.

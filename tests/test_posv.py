@@ -181,6 +181,35 @@ def test_posv_failed_shared_matrix_poisons_all_its_systems(device, dtype):
     check_posv(A[1], B[1], X[1], L[1], info[1], False)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 5, 16, 31, 32, 33, 70])
+@pytest.mark.parametrize("k", [1, 4, 20])
+@pytest.mark.parametrize("upper", [False, True])
+def test_posv_solve_is_posv_without_the_factor(device, dtype, n, k, upper):
+    # posv_solve runs the fused kernels without writing L (n <= 32, few right-hand
+    # sides) or posv's path otherwise: the same X and info either way.
+    A = make_spd((5,), n, dtype, device, cond=100.0)
+    A[2] = break_minor(A[2], max(1, n // 2)).to(dtype)
+    B = make_rhs((5, n, k), dtype, device)
+    X, info = ops.posv_solve(A, B, upper)
+    X_ref, L, info_ref = ops.posv(A, B, upper)
+    assert torch.equal(info, info_ref) and info[2] == max(1, n // 2)
+    assert X.shape == X_ref.shape and X.dtype == X_ref.dtype and X.is_contiguous()
+    good = [0, 1, 3, 4]
+    assert_close_rel(X[good], X_ref[good], tol(dtype, n, cond2(A[good])), "posv_solve vs posv")
+    assert not bool(torch.isfinite(X[2]).all())
+
+
+def test_posv_solve_broadcast_and_empty(device):
+    A = make_spd((1,), 4, torch.float64, device)
+    B = make_rhs((3, 4, 2), torch.float64, device)
+    X, info = ops.posv_solve(A, B, False)
+    assert X.shape == (3, 4, 2) and info.shape == (1,)
+    assert_close_rel(X, ops.posv(A, B, False)[0], tol(torch.float64, 4), "broadcast")
+    X, info = ops.posv_solve(torch.empty(0, 3, 3, device=device), torch.empty(0, 3, 1, device=device))
+    assert X.shape == (0, 3, 1) and info.shape == (0,)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_posv_large(device, dtype):

@@ -1,6 +1,7 @@
-"""GPU check of potrf: correctness sweep over n, dtypes, upper/lower, info; timing vs cholesky_ex.
+"""GPU check of potrf and posv: correctness sweep over n, dtypes, upper/lower, right-hand
+sides and info (a failed matrix next to good ones); timing of potrf vs cholesky_ex.
 
-    python tools/gpu_potrf_check.py [--lib path/to/lib.so]
+    python tools/gpu_potrf_check.py [--lib path/to/lib.so] [--no-bench]
 """
 
 import argparse
@@ -11,6 +12,12 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 import common  # noqa: E402  (benchmarks/common.py: CUDA-event median timing)
+
+
+def say(lines, msg):
+    """Prints at once (a run cut off by its time limit keeps what it found) and keeps it."""
+    print(msg, flush=True)
+    lines.append(msg)
 
 
 def spd(batch, n, dtype, device, cond=100.0):
@@ -26,7 +33,7 @@ def check(ops, lines):
     bad = 0
     for dtype in (torch.float32, torch.float64, torch.complex64, torch.complex128):
         eps = torch.finfo(dtype).eps
-        for n in list(range(1, 41)) + [47, 63, 64, 65, 100, 120, 121, 128, 160, 169, 170, 200, 240, 241, 256, 300, 512, 1024]:
+        for n in list(range(1, 34)) + [40, 47, 64, 65, 100, 128, 129, 200, 256, 257, 300, 512, 600]:
             batch = 7 if n <= 300 else 3
             A = spd(batch, n, dtype, dev)
             for upper in (False, True):
@@ -45,7 +52,8 @@ def check(ops, lines):
                 ok = err < 50 * n * eps and int(info.abs().sum()) == 0 and tri_ok
                 if not ok:
                     bad += 1
-                    lines.append(f"FAIL potrf {dtype} n={n} upper={upper} err={err:.2e} info={info.tolist()} tri_ok={tri_ok}")
+                    say(lines, f"FAIL potrf {dtype} n={n} upper={upper} err={err:.2e} info={info.tolist()} tri_ok={tri_ok}")
+        say(lines, f"potrf {dtype} done, failures so far: {bad}")
     # failure detection: non-SPD / NaN / Inf in one matrix, others untouched
     for dtype in (torch.float32, torch.float64):
         for n in (3, 16, 32, 33, 100, 300):
@@ -62,7 +70,50 @@ def check(ops, lines):
             ok = ok and torch.allclose(L[[0, 4]].double(), Lgood, atol=1e-4 * n)
             if not ok:
                 bad += 1
-                lines.append(f"FAIL info {dtype} n={n}: got {got}, torch {ref.tolist()}")
+                say(lines, f"FAIL info {dtype} n={n}: got {got}, torch {ref.tolist()}")
+    return bad
+
+
+def check_posv(ops, lines):
+    """posv against a float64 solve, n across the warp family's padded orders and past it."""
+    dev = "cuda"
+    bad = 0
+    for dtype in (torch.float32, torch.float64, torch.complex64, torch.complex128):
+        eps = torch.finfo(dtype).eps
+        for n in list(range(1, 34)) + [40, 64, 65, 128]:
+            for k in (1, 9):
+                A = spd(6, n, dtype, dev)
+                B = torch.randn(6, n, k, dtype=dtype, device=dev)
+                ref = torch.linalg.solve(A.to(torch.complex128 if dtype.is_complex else torch.float64),
+                                         B.to(torch.complex128 if dtype.is_complex else torch.float64))
+                for upper in (False, True):
+                    Ain = A.clone()
+                    if n > 1:
+                        mask = torch.ones(n, n, dtype=torch.bool, device=dev).triu(1)
+                        Ain[:, mask.mT if upper else mask] = float("nan")
+                    X, L, info = ops.posv(Ain, B, upper)
+                    err = ((X.to(ref.dtype) - ref).norm() / ref.norm()).item()
+                    Lf = L.to(ref.dtype)
+                    R = Lf.mH @ Lf if upper else Lf @ Lf.mH
+                    ferr = ((R - A.to(R.dtype)).abs().amax() / A.abs().amax()).item()
+                    ok = err < 200 * n * eps * 100 and ferr < 50 * n * eps and int(info.abs().sum()) == 0
+                    if not ok:
+                        bad += 1
+                        say(lines, f"FAIL posv {dtype} n={n} k={k} upper={upper} x err={err:.2e} "
+                            f"factor err={ferr:.2e} info={info.tolist()}")
+        say(lines, f"posv {dtype} done, failures so far: {bad}")
+    for dtype in (torch.float32, torch.float64):
+        for n in (3, 16, 32, 33, 64):
+            A = spd(4, n, dtype, dev)
+            A[1, n - 1, n - 1] = -1.0
+            B = torch.randn(4, n, 1, dtype=dtype, device=dev)
+            X, L, info = ops.posv(A, B, False)
+            good = [0, 2, 3]
+            ref = torch.linalg.solve(A[good].double(), B[good].double())
+            ok = info.tolist() == [0, n, 0, 0] and torch.allclose(X[good].double(), ref, rtol=1e-3, atol=1e-3)
+            if not ok:
+                bad += 1
+                say(lines, f"FAIL posv info {dtype} n={n}: {info.tolist()}")
     return bad
 
 
@@ -97,6 +148,7 @@ def bench(ops, lines):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", help="a built library to load instead of torch_batchchol")
+    ap.add_argument("--no-bench", action="store_true")
     args = ap.parse_args()
     if args.lib:
         torch.ops.load_library(args.lib)
@@ -105,9 +157,12 @@ def main():
     ops = torch.ops.batchchol
     lines = []
     bad = check(ops, lines)
-    lines.append(f"correctness failures: {bad}")
-    bench(ops, lines)
-    print("\n".join(lines))
+    bad += check_posv(ops, lines)
+    say(lines, f"correctness failures: {bad}")
+    if not args.no_bench:
+        start = len(lines)
+        bench(ops, lines)
+        print("\n".join(lines[start:]))
     sys.exit(1 if bad else 0)
 
 

@@ -107,7 +107,8 @@ def solve(A: Tensor, B: Tensor, *, upper: bool = False, left: bool = True) -> Te
     if not left:
         # X A = B  <=>  A X^H = B^H for Hermitian A.
         rhs = rhs.mH
-    X, _, info = _ops.posv(A, rhs, upper)
+    # posv_solve: the factor is not returned, so the fused kernels never write it.
+    X, info = _ops.posv_solve(A, rhs, upper)
     _raise_if_failed("torch_batchchol.solve", info, "input")
     if not left:
         X = X.mH

@@ -1,4 +1,5 @@
-// Autograd of posv: (X, L, info) with A = L L^H and X = A^{-1} B.
+// Autograd of posv: (X, L, info) with A = L L^H and X = A^{-1} B; and of posv_solve,
+// its (X, info).
 #include <torch/autograd.h>
 #include <torch/library.h>
 
@@ -60,9 +61,24 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_autograd(const at::Tensor& A
   return {out[0], out[1], out[2]};
 }
 
+// Without a gradient to record the factor stays on chip; with one, posv keeps L for
+// the backward (the same formulas: posv_solve's X is posv's X).
+std::tuple<at::Tensor, at::Tensor> posv_solve_autograd(const at::Tensor& A, const at::Tensor& B,
+                                                       bool upper) {
+  if (!at::GradMode::is_enabled() || !(A.requires_grad() || B.requires_grad())) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return api::posv_solve(A, B, upper);
+  }
+  auto out = PosvFunction::apply(A, B, upper);
+  return {out[0], out[2]};
+}
+
 }  // namespace
 
-TORCH_LIBRARY_IMPL(batchchol, Autograd, m) { m.impl("posv", &posv_autograd); }
+TORCH_LIBRARY_IMPL(batchchol, Autograd, m) {
+  m.impl("posv", &posv_autograd);
+  m.impl("posv_solve", &posv_solve_autograd);
+}
 
 }  // namespace autograd
 }  // namespace batchchol

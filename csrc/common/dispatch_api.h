@@ -36,6 +36,15 @@ inline std::tuple<at::Tensor, at::Tensor, at::Tensor> posv(const at::Tensor& A,
   return op.call(A, B, upper);
 }
 
+inline std::tuple<at::Tensor, at::Tensor> posv_solve(const at::Tensor& A, const at::Tensor& B,
+                                                     bool upper = false) {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("batchchol::posv_solve", "")
+                       .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&,
+                                                                 const at::Tensor&, bool)>();
+  return op.call(A, B, upper);
+}
+
 inline at::Tensor trsm(const at::Tensor& A, const at::Tensor& B, bool upper = false,
                        bool left = true, bool transpose = false, bool unit_diagonal = false) {
   static auto op = c10::Dispatcher::singleton()

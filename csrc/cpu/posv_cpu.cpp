@@ -51,6 +51,17 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_cpu(const at::Tensor& A, con
   return {X, L, info};
 }
 
-TORCH_LIBRARY_IMPL(batchchol, CPU, m) { m.impl("posv", &posv_cpu); }
+// The CPU kernel factors each matrix in cache anyway; the factor's buffer is dropped.
+std::tuple<at::Tensor, at::Tensor> posv_solve_cpu(const at::Tensor& A, const at::Tensor& B,
+                                                  bool upper) {
+  check_solve_op(kPosvSolve, "A", A, "B", B, /*left=*/true);
+  auto [X, L, info] = posv_cpu(A, B, upper);
+  return {X, info};
+}
+
+TORCH_LIBRARY_IMPL(batchchol, CPU, m) {
+  m.impl("posv", &posv_cpu);
+  m.impl("posv_solve", &posv_solve_cpu);
+}
 
 }  // namespace batchchol

@@ -1,9 +1,12 @@
-// POSV on CUDA: one fused kernel for n <= 32 (system in registers), potrf + potrs
-// otherwise (and when A is broadcast over several right-hand-side batches).
+// POSV on CUDA: one fused kernel for n <= 32 (system in registers; the warp family for
+// the real dtypes), potrf + potrs otherwise (and when A is broadcast over several
+// right-hand-side batches). posv_solve runs the same kernels without writing L.
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
+
+#include <cstdlib>
 
 #include "common/batching.h"
 #include "common/checks.h"
@@ -12,6 +15,7 @@
 #include "cuda/posv_kernels.cuh"
 #include "cuda/potrf_launch.h"
 #include "cuda/trsm_launch.h"
+#include "cuda/warp_chol_launch.h"
 
 namespace batchchol {
 namespace cuda {
@@ -31,60 +35,121 @@ bool try_registers(const T* A, const T* B, T* X, T* L, int* info, int64_t batch,
   return true;
 }
 
-// Returns false when the system does not fit on chip (the caller falls back).
+}  // namespace
+
+// Right-hand sides up to which the warp family's fused kernel beats potrf + potrs: it
+// re-reads the factor from shared memory for every column, the potrs kernels stream
+// many columns per pass. BATCHCHOL_POSV_FUSED_MAX_K overrides (tuning; read at every
+// call).
+int posv_fused_max_k() {
+  const char* env = std::getenv("BATCHCHOL_POSV_FUSED_MAX_K");
+  return env ? std::atoi(env) : 8;
+}
+
+namespace {
+
+// The warp family's fused kernel where it serves (T, n, k); L may be null. Returns
+// false, launching nothing, otherwise.
+template <typename T>
+bool launch_posv_warp_if_served(const T* A, const T* B, T* X, T* L, int* info, int64_t batch,
+                                int n, int k, bool upper, cudaStream_t stream) {
+  if constexpr (warp_chol_max_n<T>() > 0) {
+    if (n <= warp_chol_max_n<T>() && k <= posv_fused_max_k()) {
+      return launch_posv_warp(A, B, X, L, info, batch, n, k, upper, stream);
+    }
+  }
+  return false;
+}
+
+// Returns false when the system does not fit on chip or has too many right-hand sides
+// for the fused kernels (the caller falls back to potrf + potrs). Real dtypes use the
+// warp family, complex ones the registers kernels of posv_kernels.cuh.
 template <typename T>
 bool launch_posv_fused(const T* A, const T* B, T* X, T* L, int* info, int64_t batch, int n,
                        int k, bool upper, cudaStream_t stream) {
-  if (n <= 2) return try_registers<T, 2>(A, B, X, L, info, batch, n, k, upper, stream);
-  if (n <= 4) return try_registers<T, 4>(A, B, X, L, info, batch, n, k, upper, stream);
-  if (n <= 8) return try_registers<T, 8>(A, B, X, L, info, batch, n, k, upper, stream);
-  if (n <= 16) return try_registers<T, 16>(A, B, X, L, info, batch, n, k, upper, stream);
-  if (n <= 32) return try_registers<T, 32>(A, B, X, L, info, batch, n, k, upper, stream);
-  // Larger systems: potrf's blocked kernels and the fused potrs kernel (measured
-  // faster on an H200 than one block per system with the matrix on chip).
-  return false;
+  if constexpr (warp_chol_max_n<T>() > 0) {
+    return launch_posv_warp_if_served(A, B, X, L, info, batch, n, k, upper, stream);
+  } else {
+    if (n <= 2) return try_registers<T, 2>(A, B, X, L, info, batch, n, k, upper, stream);
+    if (n <= 4) return try_registers<T, 4>(A, B, X, L, info, batch, n, k, upper, stream);
+    if (n <= 8) return try_registers<T, 8>(A, B, X, L, info, batch, n, k, upper, stream);
+    if (n <= 16) return try_registers<T, 16>(A, B, X, L, info, batch, n, k, upper, stream);
+    if (n <= 32) return try_registers<T, 32>(A, B, X, L, info, batch, n, k, upper, stream);
+    // Larger systems: potrf's kernels and the fused potrs kernel (measured faster on an
+    // H200 than one block per system with the matrix on chip).
+    return false;
+  }
 }
 
 }  // namespace
 }  // namespace cuda
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_cuda(const at::Tensor& A_in,
-                                                         const at::Tensor& B_in, bool upper) {
-  check_solve_op(kPosv, "A", A_in, "B", B_in, /*left=*/true);
+namespace {
+
+// posv and posv_solve: with want_L false, L is undefined on return and the fused kernels
+// that can keep the factor on chip never write it (the others use a scratch factor).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_cuda_impl(const char* op,
+                                                              const at::Tensor& A_in,
+                                                              const at::Tensor& B_in, bool upper,
+                                                              bool want_L) {
+  check_solve_op(op, "A", A_in, "B", B_in, /*left=*/true);
   const c10::cuda::OptionalCUDAGuard guard(A_in.device());
   const SolveBatch sb = make_solve_batch(A_in, B_in);
   if (!sb.a_per_system || sb.batch > INT32_MAX || sb.cols > INT32_MAX) {
     auto [L, info] = potrf_cuda(A_in, upper);
-    return {potrs_cuda(L, B_in, upper), L, info};
+    return {potrs_cuda(L, B_in, upper), want_L ? L : at::Tensor(), info};
   }
-  at::Tensor L = at::empty(A_in.sizes(), A_in.options().memory_format(at::MemoryFormat::Contiguous));
+  const auto new_factor = [&] {
+    return at::empty(A_in.sizes(), A_in.options().memory_format(at::MemoryFormat::Contiguous));
+  };
+  at::Tensor L = want_L ? new_factor() : at::Tensor();
   std::vector<int64_t> batch_shape(A_in.sizes().begin(), A_in.sizes().end() - 2);
   at::Tensor info = at::empty(batch_shape, A_in.options().dtype(at::kInt));
   at::Tensor X = at::empty(sb.out_shape, B_in.options().memory_format(at::MemoryFormat::Contiguous));
-  if (sb.batch == 0) return {X, L, info};
-  if (sb.n == 0) {
+  if (sb.batch == 0 || sb.n == 0) {
     info.zero_();
     return {X, L, info};
   }
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(sb.A.scalar_type(), "batchchol_posv_cuda", [&] {
     const scalar_t* a = sb.A.const_data_ptr<scalar_t>();
-    scalar_t* l = L.mutable_data_ptr<scalar_t>();
     int* inf = info.mutable_data_ptr<int>();
     const int n = static_cast<int>(sb.n);
-    if (sb.cols == 0) return cuda::launch_potrf<scalar_t>(a, l, inf, sb.batch, n, upper, stream);
-    if (cuda::launch_posv_fused<scalar_t>(a, sb.B.const_data_ptr<scalar_t>(),
-                                          X.mutable_data_ptr<scalar_t>(), l, inf, sb.batch, n,
-                                          static_cast<int>(sb.cols), upper, stream)) {
+    const scalar_t* b = sb.B.const_data_ptr<scalar_t>();
+    scalar_t* x = X.mutable_data_ptr<scalar_t>();
+    const int k = static_cast<int>(sb.cols);
+    if (!want_L && k > 0 &&
+        cuda::launch_posv_warp_if_served<scalar_t>(a, b, x, nullptr, inf, sb.batch, n, k, upper,
+                                                   stream)) {
       return;
     }
+    if (!L.defined()) L = new_factor();  // scratch for the kernels that write the factor
+    scalar_t* l = L.mutable_data_ptr<scalar_t>();
+    if (k == 0) return cuda::launch_potrf<scalar_t>(a, l, inf, sb.batch, n, upper, stream);
+    if (cuda::launch_posv_fused<scalar_t>(a, b, x, l, inf, sb.batch, n, k, upper, stream)) return;
     cuda::launch_potrf<scalar_t>(a, l, inf, sb.batch, n, upper, stream);
     at::Tensor X_flat = X.view({sb.batch, sb.n, sb.cols});
     launch_potrs(L.view({sb.batch, sb.n, sb.n}), sb.n * sb.n, sb.B, X_flat, upper);
   });
-  return {X, L, info};
+  return {X, want_L ? L : at::Tensor(), info};
 }
 
-TORCH_LIBRARY_IMPL(batchchol, CUDA, m) { m.impl("posv", &posv_cuda); }
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_cuda(const at::Tensor& A,
+                                                         const at::Tensor& B, bool upper) {
+  return posv_cuda_impl(kPosv, A, B, upper, /*want_L=*/true);
+}
+
+std::tuple<at::Tensor, at::Tensor> posv_solve_cuda(const at::Tensor& A, const at::Tensor& B,
+                                                   bool upper) {
+  auto [X, L, info] = posv_cuda_impl(kPosvSolve, A, B, upper, /*want_L=*/false);
+  return {X, info};
+}
+
+TORCH_LIBRARY_IMPL(batchchol, CUDA, m) {
+  m.impl("posv", &posv_cuda);
+  m.impl("posv_solve", &posv_solve_cuda);
+}
 
 }  // namespace batchchol

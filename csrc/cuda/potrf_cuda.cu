@@ -11,6 +11,7 @@
 #include "cuda/potrf_kernels.cuh"
 #include "cuda/potrf_layout_launch.cuh"
 #include "cuda/potrf_launch.h"
+#include "cuda/warp_chol_launch.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -32,12 +33,20 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Kernel families, in the order of the sizes they serve (potrf_kernels.cuh).
-enum class PotrfKernel { kRegisters, kShared, kBlocked };
+// Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh,
+// real dtypes) and registers for small n; left-looking in one launch or one launch per
+// panel (potrf_left_kernels.cuh); shared and blocked (potrf_kernels.cuh).
+enum class PotrfKernel { kWarp, kRegisters, kLeft, kLeftSplit, kShared, kBlocked };
+constexpr PotrfKernel kAllPotrfKernels[] = {PotrfKernel::kWarp,      PotrfKernel::kRegisters,
+                                            PotrfKernel::kLeft,      PotrfKernel::kLeftSplit,
+                                            PotrfKernel::kShared,    PotrfKernel::kBlocked};
 
 const char* potrf_kernel_name(PotrfKernel k) {
   switch (k) {
+    case PotrfKernel::kWarp: return "warp";
     case PotrfKernel::kRegisters: return "registers";
+    case PotrfKernel::kLeft: return "left";
+    case PotrfKernel::kLeftSplit: return "left-split";
     case PotrfKernel::kShared: return "shared";
     case PotrfKernel::kBlocked: return "blocked";
   }
@@ -47,7 +56,10 @@ const char* potrf_kernel_name(PotrfKernel k) {
 template <typename T>
 bool potrf_kernel_applies(PotrfKernel k, int n) {
   switch (k) {
+    case PotrfKernel::kWarp: return n <= warp_chol_max_n<T>();
     case PotrfKernel::kRegisters: return n <= 32;
+    case PotrfKernel::kLeft:
+    case PotrfKernel::kLeftSplit: return left_fits<T>(n);
     case PotrfKernel::kShared: return shared_fits<T>(n);
     case PotrfKernel::kBlocked: return blocked_fits<T>(n);
   }
@@ -60,14 +72,15 @@ template <typename T>
 PotrfKernel choose_potrf_kernel(int n) {
   // BATCHCHOL_POTRF_KERNEL forces a kernel family (benchmarks/tune_potrf.py uses it).
   if (const char* forced = std::getenv("BATCHCHOL_POTRF_KERNEL")) {
-    for (PotrfKernel k : {PotrfKernel::kRegisters, PotrfKernel::kShared, PotrfKernel::kBlocked}) {
+    for (PotrfKernel k : kAllPotrfKernels) {
       if (std::strcmp(forced, potrf_kernel_name(k)) == 0 && potrf_kernel_applies<T>(k, n)) return k;
     }
   }
+  if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
-  // Measured on an H200 (benchmarks/tune_potrf.py, results in benchmarks/results/):
-  // the blocked kernels beat one block per matrix in shared memory at every n > 32
-  // (n = 64: 0.67 vs 1.61 ms fp32, 0.87 vs 2.92 ms fp64 for 10,000 matrices).
+  // H100 sweep (benchmarks/tune_potrf.py, 2026-11-22; benchmarks/KERNEL-NOTES.md): the
+  // multi-launch blocked family beats the first left-looking version at every n it
+  // was measured (64..512), and beat shared at every n > 32 on an H200.
   return potrf_kernel_applies<T>(PotrfKernel::kBlocked, n) ? PotrfKernel::kBlocked
                                                            : PotrfKernel::kShared;
 }
@@ -78,13 +91,23 @@ template <typename T>
 void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                   cudaStream_t stream) {
   TORCH_CHECK(batch <= INT32_MAX, "batchchol.potrf: batch too large for one launch");
-  switch (choose_potrf_kernel<T>(n)) {
+  const PotrfKernel choice = choose_potrf_kernel<T>(n);
+  switch (choice) {
+    case PotrfKernel::kWarp:
+      if constexpr (warp_chol_max_n<T>() > 0) {
+        return launch_potrf_warp(A, L, info, batch, n, upper, stream);
+      }
+      break;
     case PotrfKernel::kRegisters:
       if (n <= 2) return launch_registers<T, 2>(A, L, info, batch, n, upper, stream);
       if (n <= 4) return launch_registers<T, 4>(A, L, info, batch, n, upper, stream);
       if (n <= 8) return launch_registers<T, 8>(A, L, info, batch, n, upper, stream);
       if (n <= 16) return launch_registers<T, 16>(A, L, info, batch, n, upper, stream);
       return launch_registers<T, 32>(A, L, info, batch, n, upper, stream);
+    case PotrfKernel::kLeft:
+    case PotrfKernel::kLeftSplit:
+      return launch_left_layout(A, L, info, batch, DenseLayout{n}, n, upper,
+                                /*split=*/choice == PotrfKernel::kLeftSplit, stream);
     case PotrfKernel::kShared:
       return launch_shared_layout(A, L, info, batch, DenseLayout{n}, n, upper, stream);
     case PotrfKernel::kBlocked:

@@ -6,6 +6,7 @@
 
 #include "cuda/launch_utils.h"
 #include "cuda/potrf_kernels.cuh"
+#include "cuda/potrf_left_kernels.cuh"
 
 namespace batchchol {
 namespace cuda {
@@ -23,6 +24,43 @@ bool blocked_fits(int max_n) {
   constexpr int tile = update_tile<T>();
   const int64_t t = (int64_t(max_n) + tile - 1) / tile;
   return t * (t + 1) / 2 <= 65535;
+}
+
+// The left-looking kernels hold a panel of up to 4 passes of 128 rows; their stage of
+// max_n x 33 elements must fit in shared memory.
+// (complex<double> only up to 2 passes: 4 passes of 16-byte accumulators spill).
+template <typename T>
+bool left_fits(int max_n) {
+  const int passes = sizeof(T) >= 16 ? 2 : 4;
+  return max_n <= passes * kLeftPassRows &&
+         sizeof(T) * size_t(left_stage_rows(max_n)) * kLeftPitch <= max_dynamic_smem();
+}
+
+// Launches potrf_left_kernel for the panels [begin, end) of matrices of up to `rows`
+// rows in those panels (the update passes and the stage are sized for them).
+template <typename T, typename Layout>
+void launch_left_panels(const T* A, T* L, int* info, int64_t batch, Layout lay, int rows,
+                        int begin, int end, bool upper, cudaStream_t stream) {
+  const size_t smem = sizeof(T) * size_t(left_stage_rows(rows)) * kLeftPitch;
+  auto go = [&](auto kernel) {
+    allow_dynamic_smem(kernel, smem);
+    kernel<<<batch, kLeftThreads, smem, stream>>>(A, L, info, lay, begin, end, upper);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  };
+  if (rows <= kLeftPassRows) return go(potrf_left_kernel<T, 1, Layout>);
+  if (rows <= 2 * kLeftPassRows || sizeof(T) >= 16) return go(potrf_left_kernel<T, 2, Layout>);
+  go(potrf_left_kernel<T, 4, Layout>);
+}
+
+// Left-looking factorization: one launch for every panel (loop-inclusive), or with
+// `split` one launch per panel (loop-exclusive), each sized to the rows left.
+template <typename T, typename Layout>
+void launch_left_layout(const T* A, T* L, int* info, int64_t batch, Layout lay, int max_n,
+                        bool upper, bool split, cudaStream_t stream) {
+  const int panels = (max_n + kPanel - 1) / kPanel;
+  if (!split) return launch_left_panels(A, L, info, batch, lay, max_n, 0, panels, upper, stream);
+  for (int pk = 0; pk < panels; ++pk)
+    launch_left_panels(A, L, info, batch, lay, max_n - pk * kPanel, pk, pk + 1, upper, stream);
 }
 
 // One launch per 32-wide panel step: diagonal factor, panel solve, trailing update.

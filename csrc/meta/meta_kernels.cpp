@@ -39,6 +39,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_meta(const at::Tensor& A, co
   return {solve_out_meta(A, B), empty_like_shape(A, A.sym_sizes()), empty_info(A)};
 }
 
+std::tuple<at::Tensor, at::Tensor> posv_solve_meta(const at::Tensor& A, const at::Tensor& B,
+                                                   bool /*upper*/) {
+  check_solve_op(kPosvSolve, "A", A, "B", B, /*left=*/true);
+  return {solve_out_meta(A, B), empty_info(A)};
+}
+
 at::Tensor trsm_meta(const at::Tensor& A, const at::Tensor& B, bool /*upper*/, bool left,
                      bool /*transpose*/, bool /*unit_diagonal*/) {
   check_solve_op(kTrsm, "A", A, "B", B, left);
@@ -56,6 +62,7 @@ TORCH_LIBRARY_IMPL(batchchol, Meta, m) {
   m.impl("potrf", &potrf_meta);
   m.impl("potrs", &potrs_meta);
   m.impl("posv", &posv_meta);
+  m.impl("posv_solve", &posv_solve_meta);
   m.impl("trsm", &trsm_meta);
 }
 

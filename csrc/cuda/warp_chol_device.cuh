@@ -1,0 +1,132 @@
+// Device routines of the warp family: Cholesky factorization and the two triangular
+// sweeps of one matrix held in the registers of a group of P lanes.
+//
+// The matrix is padded to a compile-time order NP (rows and columns past the real
+// order n form an identity block, which factors to itself and never fails), so every
+// loop below unrolls completely and every register index is a constant (paper 002:
+// loops with run-time bounds keep the panel out of registers).
+//
+// Lane q of the group holds the R = ceil(NP / P) rows q, q + P, ..., q + P (R - 1):
+// a[t][j] = W(q + P t, j) for j <= q + P t, where W is the lower working matrix
+// (A for a lower factor, A^T for an upper one). Row t of any lane has at most
+// width(t) = min(NP, P (t + 1)) entries, so a[t][j] is only ever touched for
+// j < width(t) and the rest of the array costs no registers.
+//
+// Why several rows per lane: step k of the right-looking factorization broadcasts
+// column k to the lanes that hold later rows, one shuffle per entry. A shuffle serves
+// every group of the warp at once, so with P lanes per matrix a warp factors 32 / P
+// matrices for the shuffles of one: N^2 / 2 * P / 32 shuffles per matrix, which keeps
+// the shuffle unit off the critical path for P <= 16 (DESIGN-NOTES 3, tiny n).
+#pragma once
+
+#include "cuda/scalar_ops.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+template <int NP, int P>
+struct GroupShape {
+  static_assert(P >= 1 && P <= 32 && (32 % P) == 0, "P must divide the warp");
+  static constexpr int kRows = (NP + P - 1) / P;  // R: rows per lane
+  static constexpr int kGroups = 32 / P;          // matrices per warp
+  __host__ __device__ static constexpr int width(int t) {
+    return P * (t + 1) < NP ? P * (t + 1) : NP;
+  }
+};
+
+// Value v of lane `src` of this lane's group (all 32 lanes of the warp must call).
+template <int P, typename T>
+__device__ __forceinline__ T group_bcast(T v, int src) {
+  if constexpr (P == 1) {
+    return v;
+  } else {
+    return shfl(v, src, P);
+  }
+}
+
+// Factors the lower working matrix in place: afterwards a[t][j] = L(q + P t, j) for
+// j <= q + P t and diag[t] = L(q + P t, q + P t). Returns the LAPACK info (0, or k + 1
+// for the first pivot k that is not positive and finite), the same on every lane of the
+// group. Scaling multiplies by the reciprocal of the pivot's square root (xPOTF2).
+//
+// Entries above a row's diagonal (j > q + P t) are scratch: they are updated along with
+// the others, without a per-row predicate, and never feed an entry of L (an entry (i, j)
+// of L is built from entries (i, k) and (j, k) with k < j <= i only). That keeps the
+// unrolled code at one shuffle and R multiply-adds per (k, j).
+template <typename T, int NP, int P>
+__device__ __forceinline__ int group_potrf(T (&a)[GroupShape<NP, P>::kRows][NP],
+                                           real_t<T> (&diag)[GroupShape<NP, P>::kRows], int q) {
+  using S = GroupShape<NP, P>;
+  using R = real_t<T>;
+  int info = 0;
+#pragma unroll
+  for (int k = 0; k < NP; ++k) {
+    const R d = real_(group_bcast<P>(a[k / P][k], k % P));
+    if (!pivot_ok(d) && info == 0) info = k + 1;
+    const R s = sqrt(d);
+    const R inv = R(1) / s;
+#pragma unroll
+    for (int t = 0; t < S::kRows; ++t) {
+      if (k < S::width(t)) {
+        const bool pivot_row = q + P * t == k;
+        a[t][k] = pivot_row ? T(s) : a[t][k] * inv;
+        if (pivot_row) diag[t] = s;
+      }
+    }
+#pragma unroll
+    for (int j = k + 1; j < NP; ++j) {
+      // L(j, k) lives on lane j % P, in its row j / P (entry k < j: always stored).
+      const T ljk = group_bcast<P>(a[j / P][k], j % P);
+#pragma unroll
+      for (int t = 0; t < S::kRows; ++t)
+        if (j < S::width(t)) a[t][j] -= mul_conj(a[t][k], ljk);
+    }
+  }
+  return info;
+}
+
+// Forward substitution L y = b for one right-hand-side column: b[t] holds entry
+// q + P t and is overwritten with y. a[][] are L's rows, diag[] its diagonal.
+template <typename T, int NP, int P>
+__device__ __forceinline__ void group_forward(const T (&a)[GroupShape<NP, P>::kRows][NP],
+                                              const real_t<T> (&diag)[GroupShape<NP, P>::kRows],
+                                              T (&b)[GroupShape<NP, P>::kRows], int q) {
+  using S = GroupShape<NP, P>;
+#pragma unroll
+  for (int j = 0; j < NP; ++j) {
+    const int tj = j / P, qj = j % P;
+    // Every lane divides its own row's entry; only the owner's quotient is kept.
+    const T yj = group_bcast<P>(b[tj] / diag[tj], qj);
+    if (q == qj) b[tj] = yj;
+#pragma unroll
+    for (int t = 0; t < S::kRows; ++t) {
+      if (j < S::width(t)) {
+        if (q + P * t > j) b[t] -= a[t][j] * yj;
+      }
+    }
+  }
+}
+
+// Backward substitution L^H x = y: col[t][j] = L(j, q + P t) for j >= P t (the
+// lane's columns of L), diag[] as above; b[t] holds y and is overwritten with x.
+template <typename T, int NP, int P>
+__device__ __forceinline__ void group_backward(const T (&col)[GroupShape<NP, P>::kRows][NP],
+                                               const real_t<T> (&diag)[GroupShape<NP, P>::kRows],
+                                               T (&b)[GroupShape<NP, P>::kRows], int q) {
+  using S = GroupShape<NP, P>;
+#pragma unroll
+  for (int j = NP - 1; j >= 0; --j) {
+    const int tj = j / P, qj = j % P;
+    const T xj = group_bcast<P>(b[tj] / diag[tj], qj);
+    if (q == qj) b[tj] = xj;
+#pragma unroll
+    for (int t = 0; t < S::kRows; ++t) {
+      if (j >= P * t) {
+        if (q + P * t < j) b[t] -= conj_(col[t][j]) * xj;
+      }
+    }
+  }
+}
+
+}  // namespace cuda
+}  // namespace batchchol

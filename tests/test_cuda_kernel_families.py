@@ -1,0 +1,93 @@
+"""Every CUDA kernel family of potrf and posv against torch.linalg, whichever one the
+size dispatch would pick: BATCHCHOL_POTRF_KERNEL forces a potrf family (the library
+reads it at every call; a family that cannot serve n falls back to the default), and
+BATCHCHOL_WARP_P32 / BATCHCHOL_POSV_FUSED_MAX_K switch the warp family's variants."""
+
+import pytest
+import torch
+
+from conftest import (
+    assert_backward_error,
+    assert_close_rel,
+    break_minor,
+    cond2,
+    fill_other_triangle,
+    make_rhs,
+    make_spd,
+    ops,
+    reconstruct,
+    to_ref,
+    tol,
+)
+
+pytestmark = pytest.mark.cuda
+
+FAMILIES = ["warp", "registers", "left", "left-split", "shared", "blocked"]
+# Around every padded order of the warp family and every panel boundary of the others.
+SMALL = list(range(1, 34))
+LARGE = [33, 63, 64, 65, 96, 127, 128, 129, 160, 255, 256, 257, 300, 511, 512]
+
+
+def _factor_ok(A, L, info, upper):
+    assert bool((info == 0).all()), info
+    n = A.shape[-1]
+    assert_backward_error(A, L, upper)
+    ref = torch.linalg.cholesky(to_ref(A), upper=upper)
+    assert_close_rel(L, ref, tol(A.dtype, n, cond2(A)), "L vs torch")
+    keep = torch.ones(n, n, dtype=torch.bool, device=L.device)
+    keep = keep.triu() if upper else keep.tril()
+    assert bool((L.masked_select(~keep.expand_as(L)) == 0).all()), "other triangle not zero"
+
+
+@pytest.fixture
+def family(request, monkeypatch):
+    monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("family", FAMILIES, indirect=True)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+@pytest.mark.parametrize("upper", [False, True])
+def test_family_small_orders(family, dtype, upper):
+    for n in SMALL:
+        A = make_spd((5,), n, dtype, "cuda", cond=100.0)
+        A[3] = break_minor(A[3], (n + 1) // 2).to(dtype)
+        L, info = ops.potrf(fill_other_triangle(A, upper), upper)
+        assert info.tolist() == [0, 0, 0, (n + 1) // 2, 0], (n, info.tolist())
+        good = [0, 1, 2, 4]
+        _factor_ok(A[good], L[good], info[good], upper)
+
+
+@pytest.mark.parametrize("family", FAMILIES, indirect=True)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex128])
+@pytest.mark.parametrize("upper", [False, True])
+def test_family_large_orders(family, dtype, upper):
+    for n in LARGE:
+        A = make_spd((3,), n, dtype, "cuda", cond=100.0)
+        A[1, n - 1, n - 1] = float("nan")
+        L, info = ops.potrf(fill_other_triangle(A, upper), upper)
+        assert info.tolist() == [0, n, 0], (n, info.tolist())
+        _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
+
+
+@pytest.mark.parametrize("lanes", ["8", "16"])
+@pytest.mark.parametrize("max_k", ["0", "8", "64"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_warp_variants_posv(monkeypatch, lanes, max_k, dtype):
+    # Both switches are read at every call: 16 lanes for n = 32 (float32 only), and the
+    # largest k of the fused kernels (0: always potrf + potrs).
+    monkeypatch.setenv("BATCHCHOL_WARP_P32", lanes)
+    monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", max_k)
+    for n in (20, 29, 32):
+        for k in (1, 5, 17):
+            A = make_spd((4,), n, dtype, "cuda", cond=100.0)
+            B = make_rhs((4, n, k), dtype, "cuda")
+            for upper in (False, True):
+                X, L, info = ops.posv(fill_other_triangle(A, upper), B, upper)
+                Xs, info_s = ops.posv_solve(fill_other_triangle(A, upper), B, upper)
+                assert bool((info == 0).all()) and bool((info_s == 0).all())
+                ref = torch.linalg.solve(to_ref(A), to_ref(B))
+                bound = tol(dtype, n, cond2(A))
+                assert_close_rel(X, ref, bound, f"posv n={n} k={k}")
+                assert_close_rel(Xs, ref, bound, f"posv_solve n={n} k={k}")
+                assert_close_rel(reconstruct(L, upper), to_ref(A), tol(dtype, n), "posv L")
