@@ -45,6 +45,16 @@ TORCH_LIBRARY(batchchol, m) {
   m.def(
       "_ragged_status(Tensor n, Tensor offsets, int numel, Tensor b_offsets, int b_numel, int k, "
       "int? max_n=None) -> (Tensor status, Tensor rhs_status)");
+  // The data-free checks of the ragged ops, called by their fake kernels
+  // (torch_batchchol/_fake.py, csrc/meta/meta_vbatched.cpp); op names the checked op.
+  m.def(
+      "_check_vbatched_args(str op, Tensor A, Tensor n, Tensor offsets, Tensor? B=None, "
+      "Tensor? b_offsets=None, int k=0) -> ()");
+  m.def(
+      "_check_gemm_vbatched_args(Tensor P, Tensor p_offsets, int p_rows, int p_cols, "
+      "bool p_conj_trans, Tensor Q, Tensor q_offsets, int q_rows, int q_cols, "
+      "bool q_conj_trans, Tensor n, Tensor c_offsets) -> ()");
+  m.def("_check_tri_vbatched_args(Tensor X, Tensor n, Tensor offsets, int mode) -> ()");
   // Raises torch.linalg.LinAlgError for the first failed matrix of `info` (synchronizes).
   // A custom op so that the raise stays inside one graph under torch.compile.
   m.def("_check_info(Tensor info, str api, str what) -> ()");

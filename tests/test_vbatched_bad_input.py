@@ -148,3 +148,30 @@ def test_device_checks_agree_with_host_checks(device, seed):
     i = int(bad[0, 0])
     with pytest.raises(ValueError, match=f"matrix {i} .*{PHRASES[int(status[i])]}"):
         ops.potrs_vbatched(A, n, off, B, b_off, k, max_n, False)
+
+
+def test_fake_kernels_with_metadata_on_another_device():
+    # Values on the GPU, metadata on the CPU (the ops' documented use): the fake kernels
+    # must give outputs on the values' device and raise the real kernels' errors. Runs
+    # without a GPU: FakeTensorMode makes fake CUDA tensors on any CUDA build of torch.
+    if not torch.backends.cuda.is_built():
+        pytest.skip("needs a CUDA build of torch for fake CUDA tensors")
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        A = torch.empty(13, dtype=F64, device="cuda")
+        n = torch.tensor([2, 3])
+        off = torch.tensor([0, 4])
+        B = torch.empty(5, dtype=F64, device="cuda")
+        b_off = torch.tensor([0, 2])
+        L, info = ops.potrf_vbatched(A, n, off, None, False)
+        assert L.device.type == "cuda" and L.shape == (13,)
+        assert info.device.type == "cuda" and info.shape == (2,) and info.dtype == torch.int32
+        X, L2, info2 = ops.posv_vbatched(A, n, off, B, b_off, 1, None, False)
+        assert X.device.type == "cuda" and X.shape == (5,) and L2.shape == (13,)
+        assert ops.potrs_vbatched(A, n, off, B, b_off, 1, 3, False).device.type == "cuda"
+        assert ops.trsm_vbatched(A, n, off, B, b_off, 1, 3, False, True, False, False).shape == (5,)
+        with pytest.raises(ValueError, match="one offset per size"):
+            ops.potrf_vbatched(A, n, off[:1], None, False)
+        with pytest.raises(TypeError, match="dtype"):
+            ops.potrs_vbatched(A, n, off, B.float(), b_off, 1, None, False)

@@ -21,6 +21,8 @@ def _load() -> str:
 
 LIBRARY_PATH = _load()
 
+from . import _fake  # noqa: E402,F401  (Python fake kernels of the ragged ops)
+
 
 def cuda_kernels_built() -> bool:
     """True when the loaded library holds the CUDA kernels."""

@@ -10,22 +10,24 @@ bool same_size(const c10::SymInt& a, const c10::SymInt& b) {
   return c10::sym_eq(a, b).guard_bool(__FILE__, __LINE__);
 }
 
-// Numbers (shapes, counts, device indices) are turned into text with std::to_string
-// (and Device::str) rather than streamed into the message: the stream path crashed
-// inside libstdc++'s number formatting on one GPU machine's build
-// (benchmarks/results/h200-2026-11-22-cuda-error-path-segfault.txt).
+// Numbers (shapes, counts, device indices) become text with std::to_string (and
+// Device::str), never through std::ostream (checks.h: sym_str).
 std::string num(int64_t v) { return std::to_string(v); }
-
-std::string sym_str(const c10::SymInt& s) {
-  if (auto v = s.maybe_as_int()) return std::to_string(*v);
-  return s.toSymNodeImplUnowned()->str();
-}
 
 std::string shape_str(c10::SymIntArrayRef shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + sym_str(shape[i]);
   return out + "]";
 }
+
+}  // namespace
+
+std::string sym_str(const c10::SymInt& s) {
+  if (auto v = s.maybe_as_int()) return std::to_string(*v);
+  return s.toSymNodeImplUnowned()->str();
+}
+
+namespace {
 
 bool batch_dims_broadcast(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
   const size_t na = a.size(), nb = b.size();

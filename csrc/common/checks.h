@@ -6,7 +6,15 @@
 #include <ATen/ATen.h>
 #include <c10/core/SymIntArrayRef.h>
 
+#include <string>
+
 namespace batchchol {
+
+// A size (concrete or symbolic) as text for an error message. Numbers never go through
+// std::ostream in this library's messages: that path crashed inside libstdc++'s number
+// formatting on one GPU machine's build
+// (benchmarks/results/h200-2026-11-22-cuda-error-path-segfault.txt).
+std::string sym_str(const c10::SymInt& s);
 
 // float32, float64, complex64, complex128; anything else raises TypeError.
 void check_dtype(const char* op, const char* name, const at::Tensor& t);

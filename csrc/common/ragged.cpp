@@ -151,8 +151,8 @@ void check_ragged_matrices(const char* op, const char* name, const at::Tensor& v
   check_index_tensor(op, "n", sizes, /*allow_int32=*/true, values);
   check_index_tensor(op, "offsets", offsets, /*allow_int32=*/false, values);
   TORCH_CHECK_VALUE(sizes.sym_size(0) == offsets.sym_size(0), op,
-                    ": expected one offset per size, but got ", c10::str(sizes.sym_size(0)),
-                    " sizes and ", c10::str(offsets.sym_size(0)), " offsets");
+                    ": expected one offset per size, but got ", sym_str(sizes.sym_size(0)),
+                    " sizes and ", sym_str(offsets.sym_size(0)), " offsets");
 }
 
 void check_ragged_rhs(const char* op, const at::Tensor& A_values, const at::Tensor& sizes,
@@ -163,7 +163,7 @@ void check_ragged_rhs(const char* op, const at::Tensor& A_values, const at::Tens
   check_index_tensor(op, "b_offsets", offsets, /*allow_int32=*/false, A_values);
   TORCH_CHECK_VALUE(sizes.sym_size(0) == offsets.sym_size(0), op,
                     ": expected one right-hand-side offset per matrix, but got ",
-                    c10::str(sizes.sym_size(0)), " sizes and ", c10::str(offsets.sym_size(0)),
+                    sym_str(sizes.sym_size(0)), " sizes and ", sym_str(offsets.sym_size(0)),
                     " right-hand-side offsets");
   TORCH_CHECK_VALUE(k >= -1 && k <= INT32_MAX, op,
                     ": expected 0 <= k < 2^31 right-hand sides (or -1 for n_i x n_i blocks), "

@@ -37,13 +37,19 @@ bool try_registers(const T* A, const T* B, T* X, T* L, int* info, int64_t batch,
 
 }  // namespace
 
-// Right-hand sides up to which the warp family's fused kernel beats potrf + potrs: it
-// re-reads the factor from shared memory for every column, the potrs kernels stream
-// many columns per pass. BATCHCHOL_POSV_FUSED_MAX_K overrides (tuning; read at every
-// call).
-int posv_fused_max_k() {
-  const char* env = std::getenv("BATCHCHOL_POSV_FUSED_MAX_K");
-  return env ? std::atoi(env) : 8;
+// Right-hand sides up to which the warp family's fused kernel beats potrf + potrs (it
+// sweeps every column with the factor from shared memory; the potrs kernels stream many
+// columns per pass). H100 crossovers (benchmarks/tune_posv.py, 100,000 systems,
+// 2026-11-22): n <= 8: k <= 8 both dtypes; n <= 16: k <= 16 float32, k <= 32 float64;
+// n <= 32: k <= 2 float32, never for float64 (its unrolled kernel lost even at k = 1);
+// float32 33..64 (the run-time loop kernel): not yet measured, k <= 4.
+// BATCHCHOL_POSV_FUSED_MAX_K overrides (tuning; read at every call).
+int posv_fused_max_k(bool is_double, int n) {
+  if (const char* env = std::getenv("BATCHCHOL_POSV_FUSED_MAX_K")) return std::atoi(env);
+  if (n <= 8) return 8;
+  if (n <= 16) return is_double ? 32 : 16;
+  if (n <= 32) return is_double ? 0 : 2;
+  return 4;
 }
 
 namespace {
@@ -54,7 +60,7 @@ template <typename T>
 bool launch_posv_warp_if_served(const T* A, const T* B, T* X, T* L, int* info, int64_t batch,
                                 int n, int k, bool upper, cudaStream_t stream) {
   if constexpr (warp_chol_max_n<T>() > 0) {
-    if (n <= warp_chol_max_n<T>() && k <= posv_fused_max_k()) {
+    if (n <= warp_chol_max_n<T>() && k <= posv_fused_max_k(sizeof(T) == 8, n)) {
       return launch_posv_warp(A, B, X, L, info, batch, n, k, upper, stream);
     }
   }

@@ -94,6 +94,7 @@ __device__ __forceinline__ int left_factor_diag(T* S, real_t<T>* inv_d, int nb) 
   for (int j = 0; j < kPanel; ++j)
     a[j] = lane < nb ? (j <= lane ? S[lane * kLeftPitch + j] : T(0)) : T(j == lane ? 1 : 0);
   int info = 0;
+#pragma unroll 1
   for (int k = 0; k < nb; ++k) {
     const R d = real_(shfl(a[0], k));
     if (!pivot_ok(d) && info == 0) info = k + 1;

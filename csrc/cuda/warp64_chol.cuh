@@ -1,0 +1,175 @@
+// Warp family, orders 33..64: one warp per matrix, lane q holds rows q and q + 32 in
+// registers (a0[32], a1[64]), and a run-time loop goes over the columns.
+//
+// Why not the fully unrolled routine of warp_chol_device.cuh: past n = 32 its code
+// outgrows the instruction cache (140-200 KB of SASS, 0.18-0.36 of the roofline on an
+// H100, benchmarks/KERNEL-NOTES.md). Here each step k updates the rows with a fixed,
+// unrolled body and shifts them left by one entry as part of the update, so column k is
+// always in a0[0] / a1[0] and every register index stays a constant: ~1 KB of loop body,
+// at the price of updating a fixed number of entries per step (1.5x the minimal
+// shuffles). Final entries of L go to the staged matrix in shared memory as they are
+// produced; the forward and backward sweeps of posv read them back from there.
+#pragma once
+
+#include "cuda/warp_chol_kernels.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+// Element (i, j) of the lower working matrix / factor in a staged matrix (stored as is
+// for lower, transposed for upper; see load_group_rows).
+template <typename T>
+__device__ __forceinline__ T& staged_at(T* mat, int pitch, bool upper, int i, int j) {
+  return upper ? mat[j * pitch + i] : mat[i * pitch + j];
+}
+
+// Factors the n x n (32 < n <= 64) working matrix whose rows the warp holds (rows past
+// n an identity), writing L(i, j), j <= i < n, into the staged matrix. Returns info.
+// Columns past n are never stepped through, so nothing outside the n x n slot is written.
+template <typename T>
+__device__ __forceinline__ int warp64_potrf(T (&a0)[32], T (&a1)[64], T* mat, int pitch, int n,
+                                            bool upper, int q) {
+  using R = real_t<T>;
+  int info = 0;
+  // Columns 0..31: their pivots are rows 0..31 (a0); rows q and q + 32 are updated.
+  // Not unrolled (the point of this routine): the body is the same for every k.
+#pragma unroll 1
+  for (int k = 0; k < 32; ++k) {
+    const R d = real_(shfl(a0[0], k));
+    if (!pivot_ok(d) && info == 0) info = k + 1;
+    const R s = sqrt(d);
+    const R inv = R(1) / s;
+    const T l0 = q == k ? T(s) : a0[0] * inv;  // L(q, k), meaningful for q >= k
+    const T l1 = a1[0] * inv;                  // L(q + 32, k)
+    if (q >= k) staged_at(mat, pitch, upper, q, k) = l0;
+    if (q + 32 < n) staged_at(mat, pitch, upper, q + 32, k) = l1;
+#pragma unroll
+    for (int jj = 1; jj < 64; ++jj) {
+      // L(k + jj, k) is on lane (k + jj) % 32, in its first row below 32, else its second.
+      const T ljk = shfl(k + jj < 32 ? l0 : l1, (k + jj) & 31);
+      if (jj < 32) a0[jj - 1] = a0[jj] - mul_conj(l0, ljk);
+      a1[jj - 1] = a1[jj] - mul_conj(l1, ljk);
+    }
+  }
+  // Columns 32..n-1: pivots and updates in the second rows only.
+#pragma unroll 1
+  for (int k = 32; k < n; ++k) {
+    const R d = real_(shfl(a1[0], k - 32));
+    if (!pivot_ok(d) && info == 0) info = k + 1;
+    const R s = sqrt(d);
+    const R inv = R(1) / s;
+    const T l1 = q + 32 == k ? T(s) : a1[0] * inv;
+    if (q + 32 >= k && q + 32 < n) staged_at(mat, pitch, upper, q + 32, k) = l1;
+#pragma unroll
+    for (int jj = 1; jj < 32; ++jj)
+      a1[jj - 1] = a1[jj] - mul_conj(l1, shfl(l1, (k + jj - 32) & 31));
+  }
+  return info;
+}
+
+// Solves L L^H x = b for one right-hand-side column held as b0 (row q) and b1 (row
+// q + 32), with L in the staged matrix (lower working layout through staged_at).
+template <typename T>
+__device__ __forceinline__ void warp64_potrs(const T* mat, int pitch, int n, bool upper, int q,
+                                             T& b0, T& b1) {
+  T* m = const_cast<T*>(mat);
+#pragma unroll 1
+  for (int j = 0; j < n; ++j) {  // L y = b
+    const T ljj = staged_at(m, pitch, upper, j, j);
+    const T yj = shfl((j < 32 ? b0 : b1) / real_(ljj), j & 31);
+    if (q == j) b0 = yj;
+    if (q + 32 == j) b1 = yj;
+    if (q > j) b0 -= staged_at(m, pitch, upper, q, j) * yj;
+    if (q + 32 > j && q + 32 < n) b1 -= staged_at(m, pitch, upper, q + 32, j) * yj;
+  }
+#pragma unroll 1
+  for (int j = n - 1; j >= 0; --j) {  // L^H x = y
+    const T ljj = staged_at(m, pitch, upper, j, j);
+    const T xj = shfl((j < 32 ? b0 : b1) / real_(ljj), j & 31);
+    if (q == j) b0 = xj;
+    if (q + 32 == j) b1 = xj;
+    if (q < j) b0 -= conj_(staged_at(m, pitch, upper, j, q)) * xj;
+    if (q + 32 < j) b1 -= conj_(staged_at(m, pitch, upper, j, q + 32)) * xj;
+  }
+}
+
+// The warp's two rows of its staged matrix (rows past n_eff: identity).
+template <typename T>
+__device__ __forceinline__ void warp64_load_rows(T (&a0)[32], T (&a1)[64], const T* mat,
+                                                 int pitch, int n_eff, int q, bool upper) {
+  T rows[2][64];
+  load_group_rows<T, 64, 32>(rows, mat, pitch, n_eff, q, upper);
+#pragma unroll
+  for (int j = 0; j < 32; ++j) a0[j] = rows[0][j];
+#pragma unroll
+  for (int j = 0; j < 64; ++j) a1[j] = rows[1][j];
+}
+
+// One warp per matrix (P = 32); blocks as in warp_chol_kernels.cuh.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    potrf_warp64_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
+                        int64_t batch, StageLayout lay, bool upper, bool vec) {
+  extern __shared__ __align__(16) unsigned char warp_smem_raw[];
+  T* s = reinterpret_cast<T*>(warp_smem_raw);
+  int64_t first;
+  int count;
+  chunk_of_block<32>(batch, first, count);
+  const int nn = lay.n * lay.n;
+  stage_in(s, A + first * nn, count * nn, lay, vec);
+  __syncthreads();
+  const int g = threadIdx.x / 32, q = threadIdx.x % 32;
+  // A warp past the end of the batch has no staged slot of its own: it skips the
+  // factorization (warp-uniform; no block barrier inside).
+  if (g < count) {
+    T* mat = s + g * lay.ms;
+    T a0[32], a1[64];
+    warp64_load_rows(a0, a1, mat, lay.pitch, lay.n, q, upper);
+    __syncwarp();  // every lane has read its rows before any L entry overwrites them
+    const int inf = warp64_potrf(a0, a1, mat, lay.pitch, lay.n, upper, q);
+    if (q == 0) info[first + g] = inf;
+  }
+  __syncthreads();
+  stage_out(L + first * nn, s, count * nn, lay, vec, upper);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(256)
+    posv_warp64_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ X,
+                       T* __restrict__ L, int* __restrict__ info, int64_t batch, int k,
+                       StageLayout lay, bool upper, bool vec) {
+  extern __shared__ __align__(16) unsigned char warp_smem_raw[];
+  T* s = reinterpret_cast<T*>(warp_smem_raw);
+  int64_t first;
+  int count;
+  chunk_of_block<32>(batch, first, count);
+  const int n = lay.n, nn = n * n;
+  stage_in(s, A + first * nn, count * nn, lay, vec);
+  __syncthreads();
+  const int g = threadIdx.x / 32, q = threadIdx.x % 32;
+  if (g < count) {  // whole warps (see potrf_warp64_kernel)
+    T* mat = s + g * lay.ms;
+    T a0[32], a1[64];
+    warp64_load_rows(a0, a1, mat, lay.pitch, n, q, upper);
+    __syncwarp();
+    const int inf = warp64_potrf(a0, a1, mat, lay.pitch, n, upper, q);
+    if (q == 0) info[first + g] = inf;
+    __syncwarp();  // the warp's factor is in shared memory
+    const bool conj_rhs = upper && IsComplex<T>::value;
+    const int64_t sys = (first + g) * int64_t(n) * k;
+    for (int c = 0; c < k; ++c) {
+      T b0 = B[sys + int64_t(q) * k + c];  // q < 32 < n
+      T b1 = q + 32 < n ? B[sys + int64_t(q + 32) * k + c] : T(0);
+      if (conj_rhs) b0 = conj_(b0), b1 = conj_(b1);
+      warp64_potrs(mat, lay.pitch, n, upper, q, b0, b1);
+      X[sys + int64_t(q) * k + c] = conj_rhs ? conj_(b0) : b0;
+      if (q + 32 < n) X[sys + int64_t(q + 32) * k + c] = conj_rhs ? conj_(b1) : b1;
+    }
+  }
+  if (L == nullptr) return;
+  __syncthreads();
+  stage_out(L + first * nn, s, count * nn, lay, vec, upper);
+}
+
+}  // namespace cuda
+}  // namespace batchchol
