@@ -270,11 +270,11 @@ def main(argv=None):
         names = list(dict.fromkeys(n for r in op_records for n in r["competitors"]))
         print_table(op, op_records, names)
         records += op_records
-
-    if args.json:
-        common.write_json(args.json, env, machine, records)
-    if args.plot:
-        common.plot(args.plot, records)
+        # Saved after every op, so that a sweep cut off by a time limit keeps its tables.
+        if args.json:
+            common.write_json(args.json, env, machine, records)
+        if args.plot:
+            common.plot(args.plot, records)
     return 0
 
 

@@ -16,7 +16,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     ops = torch.ops.batchchol
-    sizes = [1, 3, 8, 17, 32, 33, 64, 65, 100, 200, 300] if not args.quick else [3, 17, 32, 40, 100, 200]
+    sizes = [1, 3, 8, 17, 32, 33, 48, 64, 65, 100, 200, 300] if not args.quick else [3, 17, 32, 40, 64, 100, 200]
     dtypes = [torch.float32, torch.float64, torch.complex64, torch.complex128]
     if args.quick:
         dtypes = [torch.float32, torch.complex128]
@@ -30,11 +30,32 @@ def main():
                 ops.potrs(L, B, upper)
                 ops.posv(A, B, upper)
                 ops.posv(A, B[..., :1], upper)
+                ops.posv_solve(A, B[..., :1], upper)
+                ops.posv_solve(A, B, upper)
                 ops.trsm(L, B, upper, True, False, False)
                 ops.trsm(L, B.mT.contiguous(), upper, False, True, True)
             torch.cuda.synchronize()
+    families_workload(dtypes)
     ragged_workload(dtypes, args.quick)
     print("sanitize workload done")
+
+
+def families_workload(dtypes):
+    """The potrf families that the size dispatch does not pick, forced (the library reads
+    BATCHCHOL_POTRF_KERNEL at every call)."""
+    import os
+
+    ops = torch.ops.batchchol
+    for fam in ("left", "left-split", "warp", "registers", "shared", "blocked"):
+        os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
+        for dtype in dtypes:
+            for n in (5, 33, 64, 130):
+                X = torch.randn(3, n, n, dtype=dtype, device="cuda")
+                A = X @ X.mH + n * torch.eye(n, dtype=dtype, device="cuda")
+                for upper in (False, True):
+                    ops.potrf(A, upper)
+        torch.cuda.synchronize()
+    os.environ.pop("BATCHCHOL_POTRF_KERNEL")
 
 
 def ragged_workload(dtypes, quick):

@@ -42,7 +42,8 @@ bool try_registers(const T* A, const T* B, T* X, T* L, int* info, int64_t batch,
 // columns per pass). H100 crossovers (benchmarks/tune_posv.py, 100,000 systems,
 // 2026-11-22): n <= 8: k <= 8 both dtypes; n <= 16: k <= 16 float32, k <= 32 float64;
 // n <= 32: k <= 2 float32, never for float64 (its unrolled kernel lost even at k = 1);
-// float32 33..64 (the run-time loop kernel): not yet measured, k <= 4.
+// float32 36..64 (the run-time loop kernel): n = 64, k = 1: 4.87 ms fused vs 5.12
+// potrf + potrs (H100, bench_fixed); other k not yet measured, k <= 4 taken.
 // BATCHCHOL_POSV_FUSED_MAX_K overrides (tuning; read at every call).
 int posv_fused_max_k(bool is_double, int n) {
   if (const char* env = std::getenv("BATCHCHOL_POSV_FUSED_MAX_K")) return std::atoi(env);
@@ -60,7 +61,9 @@ template <typename T>
 bool launch_posv_warp_if_served(const T* A, const T* B, T* X, T* L, int* info, int64_t batch,
                                 int n, int k, bool upper, cudaStream_t stream) {
   if constexpr (warp_chol_max_n<T>() > 0) {
-    if (n <= warp_chol_max_n<T>() && k <= posv_fused_max_k(sizeof(T) == 8, n)) {
+    // Float32 33..35 stays with potrf (blocked) + potrs, as potrf's dispatch does.
+    if (n <= warp_chol_max_n<T>() && (n <= 32 || n >= 36) &&
+        k <= posv_fused_max_k(sizeof(T) == 8, n)) {
       return launch_posv_warp(A, B, X, L, info, batch, n, k, upper, stream);
     }
   }

@@ -15,6 +15,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 namespace batchchol {
 namespace cuda {
@@ -56,7 +57,7 @@ const char* potrf_kernel_name(PotrfKernel k) {
 template <typename T>
 bool potrf_kernel_applies(PotrfKernel k, int n) {
   switch (k) {
-    case PotrfKernel::kWarp: return n <= warp_chol_max_n<T>();
+    case PotrfKernel::kWarp: return n <= warp_chol_max_n<T>();  // float32 33..64 included
     case PotrfKernel::kRegisters: return n <= 32;
     case PotrfKernel::kLeft:
     case PotrfKernel::kLeftSplit: return left_fits<T>(n);
@@ -76,11 +77,21 @@ PotrfKernel choose_potrf_kernel(int n) {
       if (std::strcmp(forced, potrf_kernel_name(k)) == 0 && potrf_kernel_applies<T>(k, n)) return k;
     }
   }
-  if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
+  // H100, 2026-11-22 (benchmarks/tune_potrf.py): the warp family wins at every n <= 32;
+  // its run-time loop kernel (float32 33..64) loses to blocked at n = 33 (2.22 vs 1.92
+  // ms, 256 MB of matrices) and wins from n = 40 (1.15 vs 1.49; n = 64: 0.74 vs 1.10).
+  // The crossover between 33 and 40 is taken at 36 (not measured there).
+  if ((n <= 32 || n >= 36) && potrf_kernel_applies<T>(PotrfKernel::kWarp, n))
+    return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
-  // H100 sweep (benchmarks/tune_potrf.py, 2026-11-22; benchmarks/KERNEL-NOTES.md): the
-  // multi-launch blocked family beats the first left-looking version at every n it
-  // was measured (64..512), and beat shared at every n > 32 on an H200.
+  // The left-looking kernel beat blocked only for float32 at n = 256 (11.9 vs 13.6 ms,
+  // 10,000 matrices); it tied at 128 and lost at 512 and for float64 everywhere.
+  if constexpr (std::is_same_v<T, float>) {
+    if (n > 128 && n <= 256 && potrf_kernel_applies<T>(PotrfKernel::kLeft, n))
+      return PotrfKernel::kLeft;
+  }
+  // Otherwise the multi-launch blocked family (it also beat shared at every n > 32 on
+  // an H200; benchmarks/KERNEL-NOTES.md).
   return potrf_kernel_applies<T>(PotrfKernel::kBlocked, n) ? PotrfKernel::kBlocked
                                                            : PotrfKernel::kShared;
 }
