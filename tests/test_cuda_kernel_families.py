@@ -1,8 +1,7 @@
 """Every CUDA kernel family of potrf and posv against torch.linalg, whichever one the
 size dispatch would pick: BATCHCHOL_POTRF_KERNEL forces a potrf family (the library
 reads it at every call; a family that cannot serve n falls back to the default), and
-BATCHCHOL_WARP_P32 / BATCHCHOL_POSV_FUSED_MAX_K switch the warp family's variants, and
-BATCHCHOL_TRSM_BACKEND the triangular solves' path (our kernels or cuBLAS)."""
+BATCHCHOL_WARP_P32 / BATCHCHOL_POSV_FUSED_MAX_K switch the warp family's variants."""
 
 import pytest
 import torch
@@ -15,7 +14,6 @@ from conftest import (
     fill_other_triangle,
     make_rhs,
     make_spd,
-    make_tri,
     ops,
     reconstruct,
     to_ref,
@@ -94,34 +92,3 @@ def test_warp_variants_posv(monkeypatch, lanes, max_k, dtype):
                 assert_close_rel(Xs, ref, bound, f"posv_solve n={n} k={k}")
                 assert_close_rel(reconstruct(L, upper), to_ref(A), tol(dtype, n), "posv L")
 
-
-@pytest.mark.parametrize("backend", ["ours", "cublas"])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.complex128])
-def test_triangular_solve_backends(monkeypatch, backend, dtype):
-    # trsm and potrs hand some sizes to cuBLAS (cublas_solves.cu); both paths must give
-    # the same answers for every flag combination, a shared (broadcast) factor and an
-    # unread triangle full of NaN.
-    monkeypatch.setenv("BATCHCHOL_TRSM_BACKEND", backend)
-    for n in (5, 16, 33, 64, 130):
-        for upper in (False, True):
-            for unit in (False, True):
-                T = make_tri((3,), n, dtype, "cuda", upper=upper, unit=unit)
-                # The op must not read the other triangle (nor a unit diagonal).
-                Tn = fill_other_triangle(T, upper, include_diagonal=unit)
-                bound = tol(dtype, n, cond2(T))
-                for left in (False, True):
-                    for transpose in (False, True):
-                        B = make_rhs((3, n, 2) if left else (3, 2, n), dtype, "cuda")
-                        X = ops.trsm(Tn, B, upper, left, transpose, unit)
-                        M = to_ref(T).mH if transpose else to_ref(T)
-                        Bf = to_ref(B)
-                        ref = torch.linalg.solve(M, Bf) if left else torch.linalg.solve(M.mH, Bf.mH).mH
-                        what = f"trsm n={n} {upper=} {left=} {transpose=} {unit=}"
-                        assert_close_rel(X, ref, bound, what)
-            T = make_tri((3,), n, dtype, "cuda", upper=upper)
-            B = make_rhs((2, 3, n, 2), dtype, "cuda")
-            X = ops.potrs(fill_other_triangle(T, upper)[:1], B, upper)  # one factor, six systems
-            A = to_ref(T[:1])
-            A = A.mH @ A if upper else A @ A.mH
-            bound = tol(dtype, n, cond2(A))
-            assert_close_rel(X, torch.linalg.solve(A, to_ref(B)), bound, f"potrs n={n} {upper=}")

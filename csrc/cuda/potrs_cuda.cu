@@ -1,6 +1,5 @@
 // CUDA potrs: (L L^H) X = B as L Y = B then L^H X = Y (upper: U^H Y = B, U X = Y),
-// both substitutions in one kernel, by the warp that owns the system's columns; or two
-// cuBLAS trsm for the sizes where that is faster (cublas_solves.cu).
+// both substitutions in one kernel, by the warp that owns the system's columns.
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -54,7 +53,6 @@ void launch_potrs(const at::Tensor& L, int64_t l_stride, const at::Tensor& B, at
   TORCH_CHECK(n < (int64_t(1) << 30), "batchchol.launch_potrs: n too large");
   if (batch == 0 || n == 0 || k == 0) return;
   const at::cuda::OptionalCUDAGuard guard(device_of(L));
-  if (cuda::potrs_prefers_cublas(n, k)) return cuda::potrs_cublas(L, l_stride, B, X, upper);
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(L.scalar_type(), "batchchol_potrs_cuda", [&] {
     launch_potrs_typed<scalar_t>(L.const_data_ptr<scalar_t>(), l_stride,
                                  B.const_data_ptr<scalar_t>(), X.mutable_data_ptr<scalar_t>(),

@@ -1,6 +1,5 @@
 // CUDA trsm: maps the 16 flag combinations onto the canonical lower forward
-// substitution of trsm_device.cuh and launches the warp-per-system kernels, or hands
-// the sizes where cuBLAS is faster to it (cublas_solves.cu).
+// substitution of trsm_device.cuh and launches the warp-per-system kernels.
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -51,9 +50,6 @@ void launch_trsm(const at::Tensor& A, int64_t a_stride, const at::Tensor& B, at:
   TORCH_CHECK(n < (int64_t(1) << 30), "batchchol.launch_trsm: n too large");
   if (batch == 0 || n == 0 || k == 0) return;
   const at::cuda::OptionalCUDAGuard guard(device_of(A));
-  if (cuda::trsm_prefers_cublas(n, k)) {
-    return cuda::trsm_cublas(A, a_stride, B, X, upper, left, transpose, unit_diagonal);
-  }
   const TrsmView v = cuda::trsm_view(n, k, upper, left, transpose, unit_diagonal);
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(A.scalar_type(), "batchchol_trsm_cuda", [&] {
     launch_trsm_typed<scalar_t>(A.const_data_ptr<scalar_t>(), a_stride,

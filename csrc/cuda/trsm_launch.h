@@ -29,17 +29,4 @@ void launch_potrs(const at::Tensor& L, int64_t l_stride, const at::Tensor& B, at
 void launch_trsm(const at::Tensor& A, int64_t a_stride, const at::Tensor& B, at::Tensor& X,
                  bool upper, bool left, bool transpose, bool unit_diagonal);
 
-namespace cuda {
-
-// The size dispatch between the warp-per-system kernels and cuBLAS trsm (through ATen;
-// cublas_solves.cu), which launch_trsm / launch_potrs apply; arguments as theirs.
-bool trsm_prefers_cublas(int64_t n, int64_t k);
-bool potrs_prefers_cublas(int64_t n, int64_t k);
-void trsm_cublas(const at::Tensor& A, int64_t a_stride, const at::Tensor& B, at::Tensor& X,
-                 bool upper, bool left, bool transpose, bool unit_diagonal);
-void potrs_cublas(const at::Tensor& L, int64_t l_stride, const at::Tensor& B, at::Tensor& X,
-                  bool upper);
-
-}  // namespace cuda
-
 }  // namespace batchchol
