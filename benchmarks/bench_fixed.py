@@ -54,8 +54,7 @@ def default_batch(op, n, dtype):
         return 2_000
     if n >= 64:
         return 10_000
-    elsize = torch.empty((), dtype=dtype).element_size()
-    return max(10_000, -(-(256 << 20) // (n * n * elsize)))  # inputs >= 256 MB
+    return common.batch_for_bytes(n, dtype)  # inputs >= 256 MB
 
 
 def make_spd(batch, n, dtype, device):

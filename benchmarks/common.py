@@ -76,6 +76,23 @@ def time_ms(fn, n_sets, device, warmup=3, reps=20, budget_ms=2000.0):
     return statistics.median(times)
 
 
+def median_ms(fn):
+    """Median CUDA time of fn() (the tuning scripts' timer: 3 warm-ups, 15 repetitions)."""
+    return time_ms(lambda i: fn(), 1, torch.device("cuda"), warmup=3, reps=15)
+
+
+def spd_batch(batch, n, dtype, device="cuda"):
+    """A batch of well-conditioned SPD (HPD) matrices for the tuning sweeps."""
+    X = torch.randn(batch, n, n, dtype=dtype, device=device)
+    return X @ X.mH / n + torch.eye(n, dtype=dtype, device=device)
+
+
+def batch_for_bytes(n, dtype, nbytes=256 << 20, minimum=10_000):
+    """Enough n x n matrices to hold nbytes (small batches do not reach steady state)."""
+    elsize = torch.empty((), dtype=dtype).element_size()
+    return max(minimum, -(-nbytes // (n * n * elsize)))
+
+
 def copy_bandwidth(device, nbytes=None):
     """Bytes per second of a large clone, counting bytes read plus bytes written."""
     if nbytes is None:

@@ -27,26 +27,17 @@ import common  # noqa: E402
 ops = torch.ops.batchchol
 
 
-def median_ms(fn):
-    return common.time_ms(lambda i: fn(), 1, torch.device("cuda"), warmup=3, reps=15)
-
-
 def timed_with(env, fn):
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        return median_ms(fn)
+        return common.median_ms(fn)
     finally:
         for k, v in old.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-
-
-def spd_batch(batch, n, dtype):
-    X = torch.randn(batch, n, n, dtype=dtype, device="cuda")
-    return X @ X.mH / n + torch.eye(n, dtype=dtype, device="cuda")
 
 
 def main():
@@ -62,7 +53,7 @@ def main():
     for dname in args.dtypes:
         dtype = getattr(torch, dname)
         for n in args.sizes:
-            A = spd_batch(args.batch, n, dtype)
+            A = common.spd_batch(args.batch, n, dtype)
             for k in args.nrhs:
                 B = torch.randn(args.batch, n, k, dtype=dtype, device="cuda")
                 fused = timed_with({"BATCHCHOL_POSV_FUSED_MAX_K": "4096"}, lambda: ops.posv(A, B, False))
@@ -73,7 +64,7 @@ def main():
                                  fused_ms=fused, unfused_ms=unfused))
                 del B
             del A
-    A = spd_batch(args.batch, 32, torch.float32)
+    A = common.spd_batch(args.batch, 32, torch.float32)
     B = torch.randn(args.batch, 32, 1, device="cuda")
     print(f"\nfloat32 n = 32, batch {args.batch}: lanes per matrix", flush=True)
     for name, fn in (("potrf", lambda: ops.potrf(A, False)), ("posv_solve", lambda: ops.posv_solve(A, B, False))):

@@ -23,15 +23,6 @@ import common  # noqa: E402
 FAMILIES = ["warp", "registers", "left", "left-split", "shared", "blocked"]
 
 
-def median_ms(fn):
-    return common.time_ms(lambda i: fn(), 1, torch.device("cuda"), warmup=3, reps=15)
-
-
-def spd_batch(batch, n, dtype):
-    X = torch.randn(batch, n, n, dtype=dtype, device="cuda")
-    return X @ X.mH / n + torch.eye(n, dtype=dtype, device="cuda")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", type=int, nargs="+", default=[24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256])
@@ -45,15 +36,14 @@ def main():
     for dname in args.dtypes:
         dtype = getattr(torch, dname)
         for n in args.sizes:
-            elsize = torch.empty((), dtype=dtype).element_size()
-            batch = args.batch or max(10_000, -(-(256 << 20) // (n * n * elsize)))
-            A = spd_batch(batch, n, dtype)
+            batch = args.batch or common.batch_for_bytes(n, dtype)
+            A = common.spd_batch(batch, n, dtype)
             times = {}
             for fam in FAMILIES:
                 os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
-                times[fam] = median_ms(lambda: torch.ops.batchchol.potrf(A, False))
+                times[fam] = common.median_ms(lambda: torch.ops.batchchol.potrf(A, False))
             os.environ.pop("BATCHCHOL_POTRF_KERNEL")
-            default = median_ms(lambda: torch.ops.batchchol.potrf(A, False))
+            default = common.median_ms(lambda: torch.ops.batchchol.potrf(A, False))
             best = min(times, key=times.get)
             print(f"{dname:8} {n:4d} " + " ".join(f"{times[f]:10.3f}" for f in FAMILIES)
                   + f"  {best} (default {default:.3f})", flush=True)
