@@ -81,6 +81,21 @@ def median_ms(fn):
     return time_ms(lambda i: fn(), 1, torch.device("cuda"), warmup=3, reps=15)
 
 
+def median_ms_with_env(env, fn):
+    """median_ms(fn) with the environment variables of env set (the library reads its
+    tuning switches at every call), restored afterwards."""
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        return median_ms(fn)
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def spd_batch(batch, n, dtype, device="cuda"):
     """A batch of well-conditioned SPD (HPD) matrices for the tuning sweeps."""
     X = torch.randn(batch, n, n, dtype=dtype, device=device)

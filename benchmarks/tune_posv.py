@@ -27,19 +27,6 @@ import common  # noqa: E402
 ops = torch.ops.batchchol
 
 
-def timed_with(env, fn):
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        return common.median_ms(fn)
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[8, 16, 32])
@@ -56,8 +43,8 @@ def main():
             A = common.spd_batch(args.batch, n, dtype)
             for k in args.nrhs:
                 B = torch.randn(args.batch, n, k, dtype=dtype, device="cuda")
-                fused = timed_with({"BATCHCHOL_POSV_FUSED_MAX_K": "4096"}, lambda: ops.posv(A, B, False))
-                unfused = timed_with({"BATCHCHOL_POSV_FUSED_MAX_K": "0"}, lambda: ops.posv(A, B, False))
+                fused = common.median_ms_with_env({"BATCHCHOL_POSV_FUSED_MAX_K": "4096"}, lambda: ops.posv(A, B, False))
+                unfused = common.median_ms_with_env({"BATCHCHOL_POSV_FUSED_MAX_K": "0"}, lambda: ops.posv(A, B, False))
                 best = "fused" if fused < unfused else "unfused"
                 print(f"{dname:8} {n:3d} {k:3d} {fused:9.3f} {unfused:9.3f}  {best}", flush=True)
                 rows.append(dict(kind="fused_max_k", dtype=dname, n=n, k=k, batch=args.batch,
@@ -68,7 +55,7 @@ def main():
     B = torch.randn(args.batch, 32, 1, device="cuda")
     print(f"\nfloat32 n = 32, batch {args.batch}: lanes per matrix", flush=True)
     for name, fn in (("potrf", lambda: ops.potrf(A, False)), ("posv_solve", lambda: ops.posv_solve(A, B, False))):
-        t = {p: timed_with({"BATCHCHOL_WARP_P32": p}, fn) for p in ("8", "16")}
+        t = {p: common.median_ms_with_env({"BATCHCHOL_WARP_P32": p}, fn) for p in ("8", "16")}
         print(f"  {name:10} P=8 {t['8']:.3f} ms   P=16 {t['16']:.3f} ms", flush=True)
         rows.append(dict(kind="p32_lanes", op=name, batch=args.batch, ms_p8=t["8"], ms_p16=t["16"]))
     if args.json:

@@ -5,6 +5,7 @@
 #   tests:   the CUDA test cases (pytest -m cuda); FILES="tests/x.py ..." narrows them
 #   checks:  the trsm GPU sweep, compute-sanitizer memcheck and racecheck, and the CPU
 #            test cases under this machine's torch version
+#   solves:  the trsm/potrs GPU sweep (tools/gpu_check_trsm.py) and benchmarks/tune_trsm.py
 #   bench:   bench_fixed (every op, the sweep)
 #   bench-vbatched: bench_vbatched
 # Several modes run in order: bash tools/gpu_session.sh kernels tests
@@ -56,9 +57,16 @@ for what in "${@:-tests}"; do
     timeout 60 python3 tools/gpu_check_trsm.py --no-bench > "$OUT/trsm_check.txt" 2>&1; tail -8 "$OUT/trsm_check.txt"
     stamp sanitizers
     timeout 150 compute-sanitizer --tool memcheck --print-limit 20 python3 tools/sanitize_ops.py > "$OUT/memcheck.txt" 2>&1; tail -4 "$OUT/memcheck.txt"
-    timeout 60 compute-sanitizer --tool racecheck --print-limit 20 python3 tools/sanitize_ops.py --quick > "$OUT/racecheck.txt" 2>&1; tail -4 "$OUT/racecheck.txt"
+    timeout 200 compute-sanitizer --tool racecheck --print-limit 20 python3 tools/sanitize_ops.py --quick > "$OUT/racecheck.txt" 2>&1; tail -4 "$OUT/racecheck.txt"
     stamp pytest-cpu
     OMP_NUM_THREADS=1 timeout 120 python3 -m pytest tests -q -m "not cuda" -p no:cacheprovider -n 12 2>&1 | tail -30 > "$OUT/pytest_cpu.txt"; tail -8 "$OUT/pytest_cpu.txt"
+    ;;
+  solves)
+    stamp trsm-check
+    timeout 120 python3 tools/gpu_check_trsm.py --no-bench > "$OUT/trsm_check.txt" 2>&1; tail -8 "$OUT/trsm_check.txt"
+    stamp tune-trsm
+    timeout ${TUNE_TRSM_LIMIT:-240} python3 benchmarks/tune_trsm.py ${TUNE_TRSM_ARGS:-} --json "$OUT/tune_trsm.json" \
+      > "$OUT/tune_trsm.txt" 2>&1; cat "$OUT/tune_trsm.txt"
     ;;
   bench)
     stamp bench

@@ -36,8 +36,33 @@ def main():
                 ops.trsm(L, B.mT.contiguous(), upper, False, True, True)
             torch.cuda.synchronize()
     families_workload(dtypes)
+    solve_kernels_workload(dtypes, args.quick)
     ragged_workload(dtypes, args.quick)
     print("sanitize workload done")
+
+
+def solve_kernels_workload(dtypes, quick):
+    """Both trsm/potrs kernel families forced (BATCHCHOL_TRSM_KERNEL), with more systems
+    than the streaming kernels' resident warps so that every warp's copy pipeline spans
+    several systems, and column-major factors read in place."""
+    import os
+
+    ops = torch.ops.batchchol
+    for fam in ("stream", "warp"):
+        os.environ["BATCHCHOL_TRSM_KERNEL"] = fam
+        cases = ((3, 40000), (12, 9000), (33, 300), (70, 50))
+        for dtype in dtypes[:1] if quick else dtypes:  # racecheck is slow: one dtype
+            for n, batch in ((3, 16000), (12, 3500), (33, 20), (70, 4)) if quick else cases:
+                L = torch.randn(batch, n, n, dtype=dtype, device="cuda").tril_() * (0.5 / n)
+                L.diagonal(dim1=-2, dim2=-1).add_(2)
+                B = torch.randn(batch, n, 3, dtype=dtype, device="cuda")
+                for upper in (False, True):
+                    T = L.mH if upper else L  # column-major view when upper
+                    ops.potrs(T, B, upper)
+                    ops.trsm(T, B, upper, True, False, False)
+                    ops.trsm(T, B.mT, upper, False, True, True)
+        torch.cuda.synchronize()
+    os.environ.pop("BATCHCHOL_TRSM_KERNEL")
 
 
 def families_workload(dtypes):

@@ -14,7 +14,7 @@ at::Tensor flatten_batch(const at::Tensor& t) {
   return t.reshape({batch_count(t), t.size(-2), t.size(-1)}).contiguous();
 }
 
-SolveBatch make_solve_batch(const at::Tensor& A, const at::Tensor& B) {
+SolveBatch make_solve_batch(const at::Tensor& A, const at::Tensor& B, bool allow_transposed) {
   SolveBatch s;
   s.n = A.size(-1);
   s.rows = B.size(-2);
@@ -31,7 +31,13 @@ SolveBatch make_solve_batch(const at::Tensor& A, const at::Tensor& B) {
   for (auto d : batch_shape) s.batch *= d;
 
   const int64_t a_count = batch_count(A);
-  if (a_count == s.batch) {
+  const bool col_major = allow_transposed && !A.is_contiguous() && A.mT().is_contiguous();
+  if (col_major && (a_count == s.batch || a_count == 1)) {
+    s.A = flatten_batch(A.mT());  // a view: the transposes are contiguous
+    s.a_stride = a_count == 1 ? 0 : s.n * s.n;
+    s.a_per_system = a_count == s.batch;
+    s.a_transposed = true;
+  } else if (a_count == s.batch) {
     // Same number of systems: A's batch order equals the broadcast order unless
     // A only differs by leading size-1 dims, which a reshape handles.
     s.A = flatten_batch(A);

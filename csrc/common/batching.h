@@ -18,6 +18,10 @@ at::Tensor flatten_batch(const at::Tensor& t);
 // A square batch A [*, n, n] and right-hand sides B [*, r, c] broadcast against each other.
 struct SolveBatch {
   at::Tensor A;                    // [batch_a, n, n] contiguous, batch_a == 1 or batch
+  // A holds the transposes (not conjugated) of the matrices: taken when the caller
+  // allows it and A arrives column-major, e.g. a factor from torch.linalg.cholesky,
+  // so that the kernels read it in place instead of copying it.
+  bool a_transposed = false;
   at::Tensor B;                    // [batch, r, c] contiguous
   int64_t batch = 0;               // number of systems after broadcasting
   int64_t n = 0;                   // order of A
@@ -29,6 +33,8 @@ struct SolveBatch {
   bool a_per_system = false;
 };
 
-SolveBatch make_solve_batch(const at::Tensor& A, const at::Tensor& B);
+// allow_transposed: the caller's kernels can read transposed matrices (a_transposed).
+SolveBatch make_solve_batch(const at::Tensor& A, const at::Tensor& B,
+                            bool allow_transposed = false);
 
 }  // namespace batchchol

@@ -1,5 +1,6 @@
 // CUDA potrs: (L L^H) X = B as L Y = B then L^H X = Y (upper: U^H Y = B, U X = Y),
-// both substitutions in one kernel, by the warp that owns the system's columns.
+// both substitutions in one kernel, by the warp that owns the system's columns
+// (streaming or warp-per-system kernels by size: trsm_use_stream_kernels).
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -10,6 +11,7 @@
 #include "common/ops.h"
 #include "cuda/trsm_kernels.cuh"
 #include "cuda/trsm_launch.h"
+#include "cuda/trsm_stream_launch.h"
 
 namespace batchchol {
 namespace {
@@ -19,11 +21,19 @@ using cuda::TrsmView;
 
 template <typename T>
 void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch, int64_t n,
-                        int64_t k, bool upper) {
+                        int64_t k, bool upper, bool a_transposed) {
   const auto stream = at::cuda::getCurrentCUDAStream();
   // Forward: op = L (lower) or U^H (upper); backward: the conjugate transpose of it.
-  const TrsmView v1 = cuda::trsm_view(n, k, upper, /*left=*/true, /*transpose=*/upper, false);
-  const TrsmView v2 = cuda::trsm_view(n, k, upper, /*left=*/true, /*transpose=*/!upper, false);
+  TrsmView v1 = cuda::trsm_view(n, k, upper, /*left=*/true, /*transpose=*/upper, false);
+  TrsmView v2 = cuda::trsm_view(n, k, upper, /*left=*/true, /*transpose=*/!upper, false);
+  if (a_transposed) {  // as in launch_trsm: read the stored transposes the other way
+    v1.trans = !v1.trans;
+    v2.trans = !v2.trans;
+  }
+  if (trsm_use_stream_kernels(n, k)) {
+    cuda::launch_potrs_stream(L, l_stride, B, X, batch, k, v1, v2, stream);
+    return;
+  }
   TrsmBatchParams p{};
   p.batch = batch;
   p.a_stride = l_stride;
@@ -35,13 +45,13 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
     const dim3 grid = cuda::trsm_prepare_launch<T, CPW>(kernel, p, col_begin, col_end, smem);
     kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(L, B, X, v1, v2, p);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
-  });
+  }, trsm_max_columns_per_warp(n, k, sizeof(T) == 8));
 }
 
 }  // namespace
 
 void launch_potrs(const at::Tensor& L, int64_t l_stride, const at::Tensor& B, at::Tensor& X,
-                  bool upper) {
+                  bool upper, bool a_transposed) {
   TORCH_CHECK(L.dim() == 3 && B.dim() == 3 && X.sizes() == B.sizes() &&
                   B.size(1) == L.size(-1),
               "batchchol.launch_potrs: expected L [batch_a, n, n], B and X [batch, n, k]");
@@ -56,18 +66,18 @@ void launch_potrs(const at::Tensor& L, int64_t l_stride, const at::Tensor& B, at
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(L.scalar_type(), "batchchol_potrs_cuda", [&] {
     launch_potrs_typed<scalar_t>(L.const_data_ptr<scalar_t>(), l_stride,
                                  B.const_data_ptr<scalar_t>(), X.mutable_data_ptr<scalar_t>(),
-                                 batch, n, k, upper);
+                                 batch, n, k, upper, a_transposed);
   });
 }
 
 at::Tensor potrs_cuda(const at::Tensor& L, const at::Tensor& B, bool upper) {
   check_solve_op(kPotrs, "L", L, "B", B, /*left=*/true);
   const at::cuda::OptionalCUDAGuard guard(device_of(L));
-  auto s = make_solve_batch(L, B);
+  auto s = make_solve_batch(L, B, /*allow_transposed=*/true);
   auto X = at::empty(s.out_shape, B.options().memory_format(at::MemoryFormat::Contiguous));
   if (s.batch == 0 || s.n == 0 || s.cols == 0) return X;
   auto Xflat = X.view({s.batch, s.rows, s.cols});
-  launch_potrs(s.A, s.a_stride, s.B, Xflat, upper);
+  launch_potrs(s.A, s.a_stride, s.B, Xflat, upper, s.a_transposed);
   return X;
 }
 

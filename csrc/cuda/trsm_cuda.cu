@@ -1,15 +1,20 @@
 // CUDA trsm: maps the 16 flag combinations onto the canonical lower forward
-// substitution of trsm_device.cuh and launches the warp-per-system kernels.
+// substitution of trsm_device.cuh and launches the streaming kernels
+// (trsm_stream_device.cuh) or the warp-per-system ones, by size (trsm_launch.h).
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
+
+#include <cstdlib>
+#include <cstring>
 
 #include "common/batching.h"
 #include "common/checks.h"
 #include "common/ops.h"
 #include "cuda/trsm_kernels.cuh"
 #include "cuda/trsm_launch.h"
+#include "cuda/trsm_stream_launch.h"
 
 namespace batchchol {
 namespace {
@@ -21,6 +26,10 @@ template <typename T>
 void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch, int64_t k,
                        const TrsmView& v) {
   const auto stream = at::cuda::getCurrentCUDAStream();
+  if (trsm_use_stream_kernels(v.n, k)) {
+    cuda::launch_trsm_stream(A, a_stride, B, X, batch, k, v, stream);
+    return;
+  }
   TrsmBatchParams p{};
   p.batch = batch;
   p.a_stride = a_stride;
@@ -32,13 +41,28 @@ void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
     const dim3 grid = cuda::trsm_prepare_launch<T, CPW>(kernel, p, col_begin, col_end, smem);
     kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(A, B, X, v, p);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
-  });
+  }, trsm_max_columns_per_warp(v.n, k, sizeof(T) == 8));
 }
 
 }  // namespace
 
+bool trsm_use_stream_kernels(int64_t n, int64_t k) {
+  if (const char* forced = std::getenv("BATCHCHOL_TRSM_KERNEL")) {
+    if (std::strcmp(forced, "stream") == 0) return true;
+    TORCH_CHECK(std::strcmp(forced, "warp") == 0,
+                "batchchol: BATCHCHOL_TRSM_KERNEL must be 'stream' or 'warp'");
+    return false;
+  }
+  return n <= 8 || (n <= 16 && k <= 2);
+}
+
+int trsm_max_columns_per_warp(int64_t /*n*/, int64_t /*k*/, bool /*is_double*/) {
+  if (const char* env = std::getenv("BATCHCHOL_TRSM_MAX_CPW")) return std::atoi(env);
+  return 0;
+}
+
 void launch_trsm(const at::Tensor& A, int64_t a_stride, const at::Tensor& B, at::Tensor& X,
-                 bool upper, bool left, bool transpose, bool unit_diagonal) {
+                 bool upper, bool left, bool transpose, bool unit_diagonal, bool a_transposed) {
   TORCH_CHECK(A.dim() == 3 && B.dim() == 3 && X.sizes() == B.sizes(),
               "batchchol.launch_trsm: expected A [batch_a, n, n], B and X [batch, r, c]");
   TORCH_CHECK(A.is_contiguous() && B.is_contiguous() && X.is_contiguous(),
@@ -50,7 +74,9 @@ void launch_trsm(const at::Tensor& A, int64_t a_stride, const at::Tensor& B, at:
   TORCH_CHECK(n < (int64_t(1) << 30), "batchchol.launch_trsm: n too large");
   if (batch == 0 || n == 0 || k == 0) return;
   const at::cuda::OptionalCUDAGuard guard(device_of(A));
-  const TrsmView v = cuda::trsm_view(n, k, upper, left, transpose, unit_diagonal);
+  TrsmView v = cuda::trsm_view(n, k, upper, left, transpose, unit_diagonal);
+  // M(i, j) reads A[r][c] as stored transposed: the other orientation of the buffer.
+  if (a_transposed) v.trans = !v.trans;
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(A.scalar_type(), "batchchol_trsm_cuda", [&] {
     launch_trsm_typed<scalar_t>(A.const_data_ptr<scalar_t>(), a_stride,
                                 B.const_data_ptr<scalar_t>(), X.mutable_data_ptr<scalar_t>(),
@@ -62,11 +88,12 @@ at::Tensor trsm_cuda(const at::Tensor& A, const at::Tensor& B, bool upper, bool 
                      bool transpose, bool unit_diagonal) {
   check_solve_op(kTrsm, "A", A, "B", B, left);
   const at::cuda::OptionalCUDAGuard guard(device_of(A));
-  auto s = make_solve_batch(A, B);
+  auto s = make_solve_batch(A, B, /*allow_transposed=*/true);
   auto X = at::empty(s.out_shape, B.options().memory_format(at::MemoryFormat::Contiguous));
   if (s.batch == 0 || s.n == 0 || s.rows == 0 || s.cols == 0) return X;
   auto Xflat = X.view({s.batch, s.rows, s.cols});
-  launch_trsm(s.A, s.a_stride, s.B, Xflat, upper, left, transpose, unit_diagonal);
+  launch_trsm(s.A, s.a_stride, s.B, Xflat, upper, left, transpose, unit_diagonal,
+              s.a_transposed);
   return X;
 }
 

@@ -173,13 +173,37 @@ __device__ void trsm_warp_solve(const T* __restrict__ A, const T* src, T* dst, c
     __syncwarp();
     const T invd = T(1) / Ms[lane * kTrsmTileLd + lane];
     const int steps = min(kTrsmTile, n - r0);
-#pragma unroll 4
-    for (int jj = 0; jj < steps; ++jj) {
-      const T m = Ms[lane * kTrsmTileLd + jj];
+    if constexpr (CPW >= 4) {
+      // Many columns: lane jj publishes its solved row in Xs and the warp reads it back
+      // with 16-byte broadcasts, instead of one shuffle per column (two per float64);
+      // with 16 columns the shuffles were the busiest pipe. Row jj is written once per
+      // diagonal block, so only the write -> read order needs the barrier.
+#pragma unroll 2
+      for (int jj = 0; jj < steps; ++jj) {
+        if (lane == jj) {
+          T y[CPW];
 #pragma unroll
-      for (int c = 0; c < CPW; ++c) {
-        const T yj = shfl(acc[c] * invd, jj);
-        if (lane > jj) acc[c] -= m * yj;
+          for (int c = 0; c < CPW; ++c) y[c] = acc[c] * invd;
+          trsm_store_row<T, CPW>(Xs + jj * LDX, y);
+        }
+        __syncwarp();
+        const T m = Ms[lane * kTrsmTileLd + jj];
+        T yr[CPW];
+        trsm_load_row<T, CPW>(Xs + jj * LDX, yr);
+        if (lane > jj) {
+#pragma unroll
+          for (int c = 0; c < CPW; ++c) acc[c] -= m * yr[c];
+        }
+      }
+    } else {
+#pragma unroll 4
+      for (int jj = 0; jj < steps; ++jj) {
+        const T m = Ms[lane * kTrsmTileLd + jj];
+#pragma unroll
+        for (int c = 0; c < CPW; ++c) {
+          const T yj = shfl(acc[c] * invd, jj);
+          if (lane > jj) acc[c] -= m * yj;
+        }
       }
     }
     if (row_ok) {

@@ -104,11 +104,10 @@ constexpr int trsm_max_cpw() {
 }
 
 // Calls f(integral_constant<CPW>, col_begin, col_end) for the launches that cover
-// k columns: full groups of the widest CPW, then one narrower group for the rest
+// k columns: full groups of kMax columns, then one narrower group for the rest
 // (so k = 65 costs 4 wide groups and one single-column group, not 5 wide ones).
-template <typename T, typename F>
-void trsm_split_columns(int64_t k, F&& f) {
-  constexpr int kMax = trsm_max_cpw<T>();
+template <int kMax, typename F>
+void trsm_split_columns_by(int64_t k, F&& f) {
   const int64_t full = k / kMax * kMax;
   if (full > 0) f(std::integral_constant<int, kMax>{}, int64_t(0), full);
   const int64_t rem = k - full;
@@ -126,6 +125,20 @@ void trsm_split_columns(int64_t k, F&& f) {
       f(std::integral_constant<int, 16>{}, full, k);
     }
   }
+}
+
+// The widest group is trsm_max_cpw<T>() columns, or max_cpw (8 or 4) when given:
+// narrower groups put more warps on each system.
+template <typename T, typename F>
+void trsm_split_columns(int64_t k, F&& f, int max_cpw = 0) {
+  constexpr int kMax = trsm_max_cpw<T>();
+  if constexpr (kMax > 8) {
+    if (max_cpw == 8) return trsm_split_columns_by<8>(k, f);
+  }
+  if constexpr (kMax > 4) {
+    if (max_cpw == 4) return trsm_split_columns_by<4>(k, f);
+  }
+  trsm_split_columns_by<kMax>(k, f);
 }
 
 // Grid and shared memory of one launch; raises for batches beyond the grid limit.

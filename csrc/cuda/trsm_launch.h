@@ -10,6 +10,18 @@
 
 namespace batchchol {
 
+// Kernel family of trsm / potrs for order n and k right-hand sides: the streaming
+// kernels (trsm_stream_device.cuh), which pack small systems several to a tile, or the
+// warp-per-system ones (trsm_kernels.cuh). Measured on an H100 (benchmarks/tune_trsm.py,
+// 2026-11-22): streaming wins for n <= 8 and for n <= 16 with one right-hand side
+// (trsm float32 n = 4: 0.42 vs 3.9 ms), warp-per-system from n = 32 and for n = 16 with
+// 16 columns. BATCHCHOL_TRSM_KERNEL=stream|warp forces one (read at every call).
+bool trsm_use_stream_kernels(int64_t n, int64_t k);
+
+// Widest right-hand-side column group per warp of the warp-per-system kernels (0: the
+// kernels' own limit, trsm_max_cpw). BATCHCHOL_TRSM_MAX_CPW=16|8|4 overrides it.
+int trsm_max_columns_per_warp(int64_t n, int64_t k, bool is_double);
+
 // Solves (L L^H) X = B (upper: U^H U X = B) for every system s of the batch.
 //   L: [batch_a, n, n] contiguous; system s uses L + s * l_stride elements
 //      (l_stride = n*n for one factor per system, 0 for one factor shared by all).
@@ -17,16 +29,20 @@ namespace batchchol {
 //   B: [batch, n, k] contiguous.
 //   X: [batch, n, k] contiguous, same dtype/device; may be the same tensor as B
 //      (in-place), must not otherwise overlap B.
-// One fused kernel: both substitutions of a system run in the same warp.
+// One kernel: both substitutions of a system run in the same warp.
+// a_transposed: L holds the transposes of the factors (a column-major factor read in
+// place, common/batching.h); `upper` still describes the factors themselves.
 void launch_potrs(const at::Tensor& L, int64_t l_stride, const at::Tensor& B, at::Tensor& X,
-                  bool upper);
+                  bool upper, bool a_transposed = false);
 
 // trsm on flattened tensors, same conventions as launch_potrs:
 //   A: [batch_a, n, n] contiguous, a_stride as l_stride above.
 //   left:  op(A) X = B, B and X [batch, n, k];  right: X op(A) = B, B and X [batch, k, n];
 //   op(A) = A^H if transpose else A; unit_diagonal: the diagonal is 1 and never read.
 // X may be the same tensor as B (in-place).
+// a_transposed as for launch_potrs.
 void launch_trsm(const at::Tensor& A, int64_t a_stride, const at::Tensor& B, at::Tensor& X,
-                 bool upper, bool left, bool transpose, bool unit_diagonal);
+                 bool upper, bool left, bool transpose, bool unit_diagonal,
+                 bool a_transposed = false);
 
 }  // namespace batchchol

@@ -1,0 +1,93 @@
+"""Times the two kernel families of trsm and potrs (BATCHCHOL_TRSM_KERNEL = stream /
+warp) against torch.linalg in one run, on the issue's sweep (batches as bench_fixed),
+and prints the effective bandwidth of the faster family.
+
+    python benchmarks/tune_trsm.py [--sizes 4 8 ... 512] [--nrhs 1 16] [--json out.json]
+    python benchmarks/tune_trsm.py --max-cpw 16 8 4   # also: columns per warp (warp family)
+
+Effective bandwidth counts the matrix once and B and X once (bench_fixed's bytes).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+import torch_batchchol  # noqa: F401
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+ops = torch.ops.batchchol
+FAMILIES = ("stream", "warp")
+
+
+def batch_for(n, dtype):
+    # bench_fixed's batches: >= 256 MB of matrices below 64, 10,000 to 256, 2,000 at 512.
+    if n < 64:
+        return common.batch_for_bytes(n, dtype)
+    return 10_000 if n <= 256 else 2_000
+
+
+def triangle(batch, n, dtype):
+    L = torch.randn(batch, n, n, dtype=dtype, device="cuda").tril_(-1).mul_(0.5 / n)
+    return L + torch.eye(n, dtype=dtype, device="cuda") * 2
+
+
+def _backend_ms(backend, fn):
+    with common.linalg_backend(backend):
+        return common.median_ms(fn)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 16, 32, 64, 128, 256, 512])
+    ap.add_argument("--nrhs", type=int, nargs="+", default=[1, 16])
+    ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
+    ap.add_argument("--ops", nargs="+", default=["trsm", "potrs"])
+    ap.add_argument("--max-cpw", type=int, nargs="*", default=[],
+                    help="also time the warp family with BATCHCHOL_TRSM_MAX_CPW at these values")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    rows = []
+    print(f"{'op':6} {'dtype':8} {'n':>4} {'k':>3} {'batch':>8} {'stream':>8} {'warp':>8} "
+          f"{'torch':>8} {'vs torch':>8} {'GB/s':>6}", flush=True)
+    for op in args.ops:
+        for dname in args.dtypes:
+            dtype = getattr(torch, dname)
+            for n in args.sizes:
+                batch = batch_for(n, dtype)
+                L = triangle(batch, n, dtype)
+                for k in args.nrhs:
+                    B = torch.randn(batch, n, k, dtype=dtype, device="cuda")
+                    if op == "trsm":
+                        ours = lambda: ops.trsm(L, B, False, True, False, False)  # noqa: E731
+                        ref = common.median_ms(lambda: torch.linalg.solve_triangular(L, B, upper=False))
+                    else:
+                        ours = lambda: ops.potrs(L, B, False)  # noqa: E731
+                        # cuSOLVER loops over the batch beyond one right-hand side.
+                        ref = min(_backend_ms(b, lambda: torch.cholesky_solve(B, L))
+                                  for b in (("cusolver", "magma") if k == 1 else ("magma",)))
+                    t = {f: common.median_ms_with_env({"BATCHCHOL_TRSM_KERNEL": f}, ours)
+                         for f in FAMILIES}
+                    for cap in args.max_cpw:
+                        t[f"warp-cpw{cap}"] = common.median_ms_with_env(
+                            {"BATCHCHOL_TRSM_KERNEL": "warp", "BATCHCHOL_TRSM_MAX_CPW": str(cap)}, ours)
+                    best = min(t.values())
+                    nbytes = batch * (n * n + 2 * n * k) * L.element_size()
+                    gbs = nbytes / (best * 1e-3) / 1e9
+                    print(f"{op:6} {dname:8} {n:4d} {k:3d} {batch:8d} {t['stream']:8.3f} "
+                          f"{t['warp']:8.3f} {ref:8.3f} {ref / best:8.2f} {gbs:6.0f}" + "".join(f" {key} {v:.3f}" for key, v in t.items() if "cpw" in key),
+                          flush=True)
+                    rows.append(dict(op=op, dtype=dname, n=n, k=k, batch=batch, torch_ms=ref,
+                                     **{f"{f}_ms": v for f, v in t.items()}))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Both CUDA kernel families of trsm and potrs (BATCHCHOL_TRSM_KERNEL, read at every
+call) against torch.linalg in float64, on batches large enough that every warp of the
+streaming kernels runs several systems back to back (its copy pipeline then spans
+systems), for orders around every tile packing (4, 8, 16) and tile boundary (32)."""
+
+import itertools
+
+import pytest
+import torch
+
+from conftest import fill_other_triangle, ops, tol
+
+pytestmark = pytest.mark.cuda
+
+KERNELS = ["stream", "warp"]
+ORDERS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 257]
+FLAGS = list(itertools.product([False, True], repeat=4))  # upper, left, transpose, unit
+# Diagonally dominant triangles below: condition numbers stay under ~4.
+COND = 4.0
+
+
+@pytest.fixture
+def kernel(request, monkeypatch):
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", request.param)
+    return request.param
+
+
+def batch_for(n):
+    # ~4M matrix entries: 20,000 systems up to n = 14, then fewer.
+    return max(3, min(20_000, (1 << 22) // (n * n)))
+
+
+def make_triangle(batch, n, dtype, upper, unit, gen):
+    """(clean float64 matrix, kernel input with NaN wherever the op must not read)."""
+    rd = torch.complex128 if dtype.is_complex else torch.float64
+    M = torch.randn(batch, n, n, dtype=rd, device="cuda", generator=gen) * (0.5 / n)
+    M = M.triu(1) if upper else M.tril(-1)
+    diag = torch.ones(n, device="cuda", dtype=torch.float64) if unit else \
+        1 + torch.rand(batch, n, device="cuda", dtype=torch.float64, generator=gen)
+    clean = M + torch.diag_embed(diag.to(rd).expand(batch, n))
+    inp = fill_other_triangle(clean.to(dtype), upper, include_diagonal=unit)
+    return clean, inp
+
+
+def per_system_error(X, ref):
+    d = (X.to(ref.dtype) - ref).flatten(1).norm(dim=1)
+    return float((d / ref.flatten(1).norm(dim=1).clamp_min(1e-300)).max())
+
+
+@pytest.mark.parametrize("kernel", KERNELS, indirect=True)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+@pytest.mark.parametrize("upper,left,transpose,unit", FLAGS[::3] + [FLAGS[-1]])
+def test_trsm_many_systems(kernel, dtype, upper, left, transpose, unit):
+    gen = torch.Generator("cuda").manual_seed(7)
+    for n in ORDERS:
+        batch = batch_for(n)
+        clean, A = make_triangle(batch, n, dtype, upper, unit, gen)
+        for k in (1, 3, 20):
+            shape = (batch, n, k) if left else (batch, k, n)
+            B = torch.randn(shape, dtype=clean.dtype, device="cuda", generator=gen)
+            X = ops.trsm(A, B.to(dtype), upper, left, transpose, unit)
+            T, up = (clean.mH, not upper) if transpose else (clean, upper)
+            ref = torch.linalg.solve_triangular(T, B.to(dtype).to(clean.dtype), upper=up,
+                                                left=left)
+            err = per_system_error(X, ref)
+            assert err <= tol(dtype, n, COND), (kernel, n, k, err)
+
+
+@pytest.mark.parametrize("kernel", KERNELS, indirect=True)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex128])
+@pytest.mark.parametrize("upper", [False, True])
+def test_potrs_many_systems(kernel, dtype, upper):
+    gen = torch.Generator("cuda").manual_seed(11)
+    for n in ORDERS:
+        batch = batch_for(n)
+        clean, L = make_triangle(batch, n, dtype, upper, False, gen)
+        for k in (1, 17):
+            B = torch.randn(batch, n, k, dtype=clean.dtype, device="cuda", generator=gen)
+            X = ops.potrs(L, B.to(dtype), upper)
+            ref = torch.cholesky_solve(B.to(dtype).to(clean.dtype), clean, upper=upper)
+            err = per_system_error(X, ref)
+            # cond(L L^H) = cond(L)^2
+            assert err <= tol(dtype, n, COND**2), (kernel, n, k, err)
+
+
+@pytest.mark.parametrize("kernel", KERNELS, indirect=True)
+@pytest.mark.parametrize("n", [3, 16, 40, 129])
+def test_shared_matrix_many_systems(kernel, n):
+    # One matrix for the whole batch (matrix stride 0 in the kernels).
+    gen = torch.Generator("cuda").manual_seed(3)
+    clean, A = make_triangle(1, n, torch.float32, False, False, gen)
+    B = torch.randn(5000, n, 4, dtype=torch.float64, device="cuda", generator=gen)
+    X = ops.trsm(A[0], B.float(), False, True, False, False)
+    ref = torch.linalg.solve_triangular(clean[0], B.float().double(), upper=False)
+    assert per_system_error(X, ref) <= tol(torch.float32, n, COND)
+    P = ops.potrs(A[0], B.float(), False)
+    ref = torch.cholesky_solve(B.float().double(), clean[0])
+    assert per_system_error(P, ref) <= tol(torch.float32, n, COND**2)
+
+
+@pytest.mark.parametrize("kernel", KERNELS, indirect=True)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex128])
+def test_column_major_matrices_read_in_place(kernel, dtype):
+    # A column-major triangle (e.g. torch.linalg.cholesky's output) is read as stored,
+    # with the orientation flipped, for every flag combination.
+    gen = torch.Generator("cuda").manual_seed(5)
+    for n in (3, 12, 32, 70):
+        for upper, left, transpose, unit in FLAGS:
+            clean, A = make_triangle(600, n, dtype, upper, unit, gen)
+            A = A.mT.contiguous().mT
+            assert not A.is_contiguous() and A.mT.is_contiguous()
+            B = torch.randn((600, n, 2) if left else (600, 2, n), dtype=dtype, device="cuda",
+                            generator=gen)
+            X = ops.trsm(A, B, upper, left, transpose, unit)
+            T, up = (clean.mH, not upper) if transpose else (clean, upper)
+            ref = torch.linalg.solve_triangular(T, B.to(clean.dtype), upper=up, left=left)
+            assert per_system_error(X, ref) <= tol(dtype, n, COND), (n, upper, left, transpose)
+            if not unit and not transpose and left:
+                P = ops.potrs(A, B, upper)
+                ref = torch.cholesky_solve(B.to(clean.dtype), clean, upper=upper)
+                assert per_system_error(P, ref) <= tol(dtype, n, COND**2), (n, upper)
+        # One shared column-major matrix (stride 0).
+        X = ops.trsm(A[0], B, upper, left, transpose, unit)
+        ref = torch.linalg.solve_triangular(T[0], B.to(clean.dtype), upper=up, left=left)
+        assert per_system_error(X, ref) <= tol(dtype, n, COND)
