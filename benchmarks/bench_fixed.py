@@ -12,6 +12,9 @@ Ops and competitors (all timed in the same run, on the default device):
   posv   X, info = posv_solve(A, b) vs linalg.solve, cholesky_ex + cholesky_solve
          (posv_solve: posv without the factor, what torch_batchchol.solve runs)
 On the CPU there are no linalg backends to choose, so each competitor runs once.
+Times are medians of --reps calls; with --rounds R (3 on the CPU by default) the
+candidates take turns R times and each keeps the median of its rounds, which makes the
+ratios robust on a shared machine.
 
 Roofline (DESIGN-NOTES 2): bytes = every input read once and every output written
 once (whole n x n matrices, info as int32; posv: A, b, x and info); flops = n^3/3
@@ -24,6 +27,7 @@ The copy bandwidth is measured in this run; peak flops are 67 TFLOP/s on the GPU
 import argparse
 import gc
 import os
+import statistics
 import sys
 
 import torch
@@ -154,10 +158,13 @@ def bench_point(op, n, k, batch, dtype, device, machine, args):
                   bytes=nbytes, flops=flops, ours_ms=None, competitors={}, check=None)
     timing = dict(warmup=args.warmup, reps=args.reps)
 
+    # Candidates that run: ours, then each competitor whose first call works (its
+    # result is the reference of the accuracy check).
     fn = ours(op)
+    runs = []
     try:
         result = fn(base)
-        record["ours_ms"] = common.time_ms(lambda i: fn(sets[i]), len(sets), device, **timing)
+        runs.append(("ours", None, fn))
     except Exception as exc:  # an op without a kernel yet still lets the sweep go on
         common.log(f"  ours failed: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
         result = None
@@ -165,13 +172,26 @@ def bench_point(op, n, k, batch, dtype, device, machine, args):
         try:
             with common.linalg_backend(backend):
                 ref = cfn(base)
-                record["competitors"][name] = common.time_ms(
-                    lambda i: cfn(sets[i]), len(sets), device, **timing)
+            runs.append((name, backend, cfn))
             if result is not None and record["check"] is None:
                 record["check"] = rel_diff(result, ref)
         except Exception as exc:
             common.log(f"  {name} failed: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
             record["competitors"][name] = None
+    # Rounds alternate the candidates, so that a slow spell of a shared machine (the
+    # CPU runs) hits all of them alike; each one's time is the median of its rounds.
+    samples = {name: [] for name, _, _ in runs}
+    for _ in range(args.rounds):
+        for name, backend, cfn in runs:
+            with common.linalg_backend(backend):
+                samples[name].append(
+                    common.time_ms(lambda i: cfn(sets[i]), len(sets), device, **timing))
+    for name, times in samples.items():
+        t = statistics.median(times)
+        if name == "ours":
+            record["ours_ms"] = t
+        else:
+            record["competitors"][name] = t
     del sets, base, result
 
     times = [t for t in record["competitors"].values() if t is not None]
@@ -216,6 +236,8 @@ def main(argv=None):
     p.add_argument("--device", default=None, help="default: cuda if available, else cpu")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--rounds", type=int, default=None,
+                   help="timing rounds, candidates alternating (default: 3 on the CPU, 1 on the GPU)")
     p.add_argument("--json", default=None, help="write all results to this JSON file")
     p.add_argument("--plot", default=None, help="write a PNG of speedup and roofline fraction")
     args = p.parse_args(argv)
@@ -227,6 +249,8 @@ def main(argv=None):
         p.error(f"unknown ops: {sorted(unknown)}")
     dtypes = [DTYPES[d] for d in parse_list(args.dtypes, str)]
     nrhs_list = parse_list(args.nrhs, int)
+    if args.rounds is None:
+        args.rounds = 3 if device.type == "cpu" and not args.quick else 1
     if args.quick:
         args.warmup, args.reps = 1, min(args.reps, 5)
     torch.manual_seed(0)
