@@ -1,6 +1,6 @@
-"""Times the two kernel families of trsm and potrs (BATCHCHOL_TRSM_KERNEL = stream /
-warp) against torch.linalg in one run, on the issue's sweep (batches as bench_fixed),
-and prints the effective bandwidth of the faster family.
+"""Times the kernel families of trsm and potrs (BATCHCHOL_TRSM_KERNEL = stream / warp /
+cols, the last for n <= 32 only) against torch.linalg in one run, on the issue's sweep
+(batches as bench_fixed), and prints the effective bandwidth of the fastest family.
 
     python benchmarks/tune_trsm.py [--sizes 4 8 ... 512] [--nrhs 1 16] [--json out.json]
     python benchmarks/tune_trsm.py --max-cpw 16 8 4   # also: columns per warp (warp family)
@@ -21,7 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 ops = torch.ops.batchchol
-FAMILIES = ("stream", "warp")
+FAMILIES = ("stream", "warp", "cols")
+COLS_MAX_N = 32  # beyond it BATCHCHOL_TRSM_KERNEL=cols falls back to the default
 
 
 def batch_for(n, dtype):
@@ -49,10 +50,12 @@ def main():
     ap.add_argument("--ops", nargs="+", default=["trsm", "potrs"])
     ap.add_argument("--max-cpw", type=int, nargs="*", default=[],
                     help="also time the warp family with BATCHCHOL_TRSM_MAX_CPW at these values")
+    ap.add_argument("--column-major", action="store_true",
+                    help="store the triangles column-major (as torch.linalg.cholesky returns them)")
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
-    print(f"{'op':6} {'dtype':8} {'n':>4} {'k':>3} {'batch':>8} {'stream':>8} {'warp':>8} "
+    print(f"{'op':6} {'dtype':8} {'n':>4} {'k':>3} {'batch':>8} {'stream':>8} {'warp':>8} {'cols':>8} "
           f"{'torch':>8} {'vs torch':>8} {'GB/s':>6}", flush=True)
     for op in args.ops:
         for dname in args.dtypes:
@@ -60,6 +63,8 @@ def main():
             for n in args.sizes:
                 batch = batch_for(n, dtype)
                 L = triangle(batch, n, dtype)
+                if args.column_major:
+                    L = L.mT.contiguous().mT
                 for k in args.nrhs:
                     B = torch.randn(batch, n, k, dtype=dtype, device="cuda")
                     if op == "trsm":
@@ -71,7 +76,7 @@ def main():
                         ref = min(_backend_ms(b, lambda: torch.cholesky_solve(B, L))
                                   for b in (("cusolver", "magma") if k == 1 else ("magma",)))
                     t = {f: common.median_ms_with_env({"BATCHCHOL_TRSM_KERNEL": f}, ours)
-                         for f in FAMILIES}
+                         for f in FAMILIES if f != "cols" or n <= COLS_MAX_N}
                     for cap in args.max_cpw:
                         t[f"warp-cpw{cap}"] = common.median_ms_with_env(
                             {"BATCHCHOL_TRSM_KERNEL": "warp", "BATCHCHOL_TRSM_MAX_CPW": str(cap)}, ours)
@@ -79,7 +84,7 @@ def main():
                     nbytes = batch * (n * n + 2 * n * k) * L.element_size()
                     gbs = nbytes / (best * 1e-3) / 1e9
                     print(f"{op:6} {dname:8} {n:4d} {k:3d} {batch:8d} {t['stream']:8.3f} "
-                          f"{t['warp']:8.3f} {ref:8.3f} {ref / best:8.2f} {gbs:6.0f}" + "".join(f" {key} {v:.3f}" for key, v in t.items() if "cpw" in key),
+                          f"{t['warp']:8.3f} {t.get('cols', float('nan')):8.3f} {ref:8.3f} {ref / best:8.2f} {gbs:6.0f}" + "".join(f" {key} {v:.3f}" for key, v in t.items() if "cpw" in key),
                           flush=True)
                     rows.append(dict(op=op, dtype=dname, n=n, k=k, batch=batch, torch_ms=ref,
                                      **{f"{f}_ms": v for f, v in t.items()}))

@@ -1,7 +1,10 @@
-"""Both CUDA kernel families of trsm and potrs (BATCHCHOL_TRSM_KERNEL, read at every
-call) against torch.linalg in float64, on batches large enough that every warp of the
-streaming kernels runs several systems back to back (its copy pipeline then spans
-systems), for orders around every tile packing (4, 8, 16) and tile boundary (32)."""
+"""Every CUDA kernel family of trsm and potrs (BATCHCHOL_TRSM_KERNEL, read at every
+call) against torch.linalg in float64, on batches large enough that every persistent
+warp runs several systems back to back (the streaming kernels' copy pipeline then spans
+systems), for orders around every tile packing and padding (4, 8, 16) and tile
+boundary (32). The column-per-lane family only exists for real types and n <= 32
+(elsewhere the variable falls back to the default), so it runs only there, and also
+with more than 32 columns (several column groups per system)."""
 
 import itertools
 
@@ -12,7 +15,8 @@ from conftest import fill_other_triangle, ops, tol
 
 pytestmark = pytest.mark.cuda
 
-KERNELS = ["stream", "warp"]
+KERNELS = ["stream", "warp", "cols"]
+COLS_MAX_N = 32
 ORDERS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 257]
 FLAGS = list(itertools.product([False, True], repeat=4))  # upper, left, transpose, unit
 # Diagonally dominant triangles below: condition numbers stay under ~4.
@@ -23,6 +27,15 @@ COND = 4.0
 def kernel(request, monkeypatch):
     monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", request.param)
     return request.param
+
+
+def orders(kernel):
+    return [n for n in ORDERS if n <= COLS_MAX_N] if kernel == "cols" else ORDERS
+
+
+def skip_complex_cols(kernel, dtype):
+    if kernel == "cols" and dtype.is_complex:
+        pytest.skip("the column-per-lane kernels are real-only")
 
 
 def batch_for(n):
@@ -51,11 +64,12 @@ def per_system_error(X, ref):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
 @pytest.mark.parametrize("upper,left,transpose,unit", FLAGS[::3] + [FLAGS[-1]])
 def test_trsm_many_systems(kernel, dtype, upper, left, transpose, unit):
+    skip_complex_cols(kernel, dtype)
     gen = torch.Generator("cuda").manual_seed(7)
-    for n in ORDERS:
+    for n in orders(kernel):
         batch = batch_for(n)
         clean, A = make_triangle(batch, n, dtype, upper, unit, gen)
-        for k in (1, 3, 20):
+        for k in (1, 3, 20) + ((40,) if kernel == "cols" else ()):
             shape = (batch, n, k) if left else (batch, k, n)
             B = torch.randn(shape, dtype=clean.dtype, device="cuda", generator=gen)
             X = ops.trsm(A, B.to(dtype), upper, left, transpose, unit)
@@ -70,11 +84,12 @@ def test_trsm_many_systems(kernel, dtype, upper, left, transpose, unit):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex128])
 @pytest.mark.parametrize("upper", [False, True])
 def test_potrs_many_systems(kernel, dtype, upper):
+    skip_complex_cols(kernel, dtype)
     gen = torch.Generator("cuda").manual_seed(11)
-    for n in ORDERS:
+    for n in orders(kernel):
         batch = batch_for(n)
         clean, L = make_triangle(batch, n, dtype, upper, False, gen)
-        for k in (1, 17):
+        for k in (1, 17) + ((33,) if kernel == "cols" else ()):
             B = torch.randn(batch, n, k, dtype=clean.dtype, device="cuda", generator=gen)
             X = ops.potrs(L, B.to(dtype), upper)
             ref = torch.cholesky_solve(B.to(dtype).to(clean.dtype), clean, upper=upper)
@@ -103,6 +118,7 @@ def test_shared_matrix_many_systems(kernel, n):
 def test_column_major_matrices_read_in_place(kernel, dtype):
     # A column-major triangle (e.g. torch.linalg.cholesky's output) is read as stored,
     # with the orientation flipped, for every flag combination.
+    skip_complex_cols(kernel, dtype)
     gen = torch.Generator("cuda").manual_seed(5)
     for n in (3, 12, 32, 70):
         for upper, left, transpose, unit in FLAGS:
@@ -123,3 +139,23 @@ def test_column_major_matrices_read_in_place(kernel, dtype):
         X = ops.trsm(A[0], B, upper, left, transpose, unit)
         ref = torch.linalg.solve_triangular(T[0], B.to(clean.dtype), upper=up, left=left)
         assert per_system_error(X, ref) <= tol(dtype, n, COND)
+
+
+@pytest.mark.parametrize("kernel", KERNELS, indirect=True)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("n", [5, 13, 32])
+def test_non_finite_rhs_stays_in_dependent_rows(kernel, upper, n):
+    # Row r of B holding NaN reaches only the rows solved after it (as in LAPACK),
+    # including where the order is padded (n = 5, 13) and padding rows run first.
+    gen = torch.Generator("cuda").manual_seed(9)
+    clean, A = make_triangle(64, n, torch.float64, upper, False, gen)
+    B = torch.randn(64, n, 8, dtype=torch.float64, device="cuda", generator=gen)
+    r = n // 2
+    B[:, r, 3] = float("nan")
+    X = ops.trsm(A, B, upper, True, False, False)
+    ref = torch.linalg.solve_triangular(clean, B, upper=upper)
+    clean_rows = slice(r + 1, n) if upper else slice(0, r)
+    assert torch.isnan(X[:, r, 3]).all()
+    assert torch.isfinite(X[:, clean_rows]).all()
+    assert torch.isfinite(X[..., [0, 1, 2, 4, 5, 6, 7]]).all()
+    assert torch.allclose(X[:, clean_rows], ref[:, clean_rows], rtol=1e-12, atol=1e-12)

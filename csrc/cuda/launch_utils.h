@@ -4,7 +4,9 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 namespace batchchol {
 namespace cuda {
@@ -22,6 +24,17 @@ inline void allow_dynamic_smem(Kernel kernel, size_t bytes) {
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(bytes)));
   }
+}
+
+// Blocks of a persistent kernel (its warps loop over the work) that fill the device:
+// as many as are resident at once, capped at `needed`, at least one.
+template <typename Kernel>
+inline int64_t resident_blocks(Kernel kernel, int threads, size_t smem, int64_t needed) {
+  int per_sm = 0;
+  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  const int64_t resident =
+      int64_t(std::max(per_sm, 1)) * at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  return std::max<int64_t>(1, std::min(needed, resident));
 }
 
 inline unsigned int ceil_div(int64_t a, int64_t b) { return static_cast<unsigned int>((a + b - 1) / b); }

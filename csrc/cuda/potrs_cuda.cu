@@ -1,6 +1,6 @@
 // CUDA potrs: (L L^H) X = B as L Y = B then L^H X = Y (upper: U^H Y = B, U X = Y),
-// both substitutions in one kernel, by the warp that owns the system's columns
-// (streaming or warp-per-system kernels by size: trsm_use_stream_kernels).
+// both substitutions in one kernel, by the warp (or lane) that owns the system's
+// columns (streaming, column-per-lane or warp-per-system kernels: trsm_pick_kernel).
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -9,6 +9,7 @@
 #include "common/batching.h"
 #include "common/checks.h"
 #include "common/ops.h"
+#include "cuda/trsm_cols_launch.h"
 #include "cuda/trsm_kernels.cuh"
 #include "cuda/trsm_launch.h"
 #include "cuda/trsm_stream_launch.h"
@@ -30,9 +31,16 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
     v1.trans = !v1.trans;
     v2.trans = !v2.trans;
   }
-  if (trsm_use_stream_kernels(n, k)) {
+  const TrsmKernel family = trsm_pick_kernel(n, k, cuda::IsComplex<T>::value);
+  if (family == TrsmKernel::kStream) {
     cuda::launch_potrs_stream(L, l_stride, B, X, batch, k, v1, v2, stream);
     return;
+  }
+  if constexpr (!cuda::IsComplex<T>::value) {
+    if (family == TrsmKernel::kColumns) {
+      cuda::launch_potrs_cols(L, l_stride, B, X, batch, k, v1, v2, stream);
+      return;
+    }
   }
   TrsmBatchParams p{};
   p.batch = batch;

@@ -1,6 +1,6 @@
 // CUDA trsm: maps the 16 flag combinations onto the canonical lower forward
-// substitution of trsm_device.cuh and launches the streaming kernels
-// (trsm_stream_device.cuh) or the warp-per-system ones, by size (trsm_launch.h).
+// substitution of trsm_device.cuh and launches the kernel family that trsm_pick_kernel
+// (trsm_launch.h) chooses by size: streaming, column-per-lane or warp-per-system.
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -12,6 +12,7 @@
 #include "common/batching.h"
 #include "common/checks.h"
 #include "common/ops.h"
+#include "cuda/trsm_cols_launch.h"
 #include "cuda/trsm_kernels.cuh"
 #include "cuda/trsm_launch.h"
 #include "cuda/trsm_stream_launch.h"
@@ -26,9 +27,16 @@ template <typename T>
 void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch, int64_t k,
                        const TrsmView& v) {
   const auto stream = at::cuda::getCurrentCUDAStream();
-  if (trsm_use_stream_kernels(v.n, k)) {
+  const TrsmKernel family = trsm_pick_kernel(v.n, k, cuda::IsComplex<T>::value);
+  if (family == TrsmKernel::kStream) {
     cuda::launch_trsm_stream(A, a_stride, B, X, batch, k, v, stream);
     return;
+  }
+  if constexpr (!cuda::IsComplex<T>::value) {
+    if (family == TrsmKernel::kColumns) {
+      cuda::launch_trsm_cols(A, a_stride, B, X, batch, k, v, stream);
+      return;
+    }
   }
   TrsmBatchParams p{};
   p.batch = batch;
@@ -46,14 +54,21 @@ void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
 
 }  // namespace
 
-bool trsm_use_stream_kernels(int64_t n, int64_t k) {
+TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex) {
+  const bool cols_ok = !is_complex && n <= cuda::kColsMaxOrder;
   if (const char* forced = std::getenv("BATCHCHOL_TRSM_KERNEL")) {
-    if (std::strcmp(forced, "stream") == 0) return true;
-    TORCH_CHECK(std::strcmp(forced, "warp") == 0,
-                "batchchol: BATCHCHOL_TRSM_KERNEL must be 'stream' or 'warp'");
-    return false;
+    if (std::strcmp(forced, "stream") == 0) return TrsmKernel::kStream;
+    if (std::strcmp(forced, "warp") == 0) return TrsmKernel::kWarp;
+    TORCH_CHECK(std::strcmp(forced, "cols") == 0,
+                "batchchol: BATCHCHOL_TRSM_KERNEL must be 'stream', 'warp' or 'cols'");
+    if (cols_ok) return TrsmKernel::kColumns;
   }
-  return n <= 8 || (n <= 16 && k <= 2);
+  // benchmarks/results/h100-2026-11-22-cols-tune_trsm.txt: the column kernels win every
+  // measured point up to n = 16 (1 to 16 columns), and at n = 32 with 16 columns
+  // (potrs float64: 0.31 ms against 0.77 warp); at n = 32 with 1 to 4 columns too few
+  // lanes are busy and warp-per-system wins (potrs float64, 4 columns: 0.20 vs 0.30).
+  if (cols_ok && (n <= 16 || k >= 8)) return TrsmKernel::kColumns;
+  return n <= 8 || (n <= 16 && k <= 2) ? TrsmKernel::kStream : TrsmKernel::kWarp;
 }
 
 int trsm_max_columns_per_warp(int64_t /*n*/, int64_t /*k*/, bool /*is_double*/) {

@@ -10,13 +10,19 @@
 
 namespace batchchol {
 
-// Kernel family of trsm / potrs for order n and k right-hand sides: the streaming
-// kernels (trsm_stream_device.cuh), which pack small systems several to a tile, or the
-// warp-per-system ones (trsm_kernels.cuh). Measured on an H100 (benchmarks/tune_trsm.py,
-// 2026-11-22): streaming wins for n <= 8 and for n <= 16 with one right-hand side
-// (trsm float32 n = 4: 0.42 vs 3.9 ms), warp-per-system from n = 32 and for n = 16 with
-// 16 columns. BATCHCHOL_TRSM_KERNEL=stream|warp forces one (read at every call).
-bool trsm_use_stream_kernels(int64_t n, int64_t k);
+// Kernel family of trsm / potrs for order n and k right-hand sides (measured on an
+// H100, benchmarks/tune_trsm.py, 2026-11-22):
+//   kColumns: one lane per right-hand-side column (trsm_cols_device.cuh), real types:
+//             n <= 16, and n <= 32 with 8 or more columns.
+//   kStream:  the streaming kernels (trsm_stream_device.cuh), which pack small systems
+//             several to a tile: complex n <= 8, and complex n <= 16 with one or two
+//             right-hand sides (float32 n = 4: 0.42 vs 3.9 ms for warp-per-system).
+//   kWarp:    one warp per system and column group (trsm_kernels.cuh), everything else.
+// benchmarks/tune_trsm.py times the families side by side. BATCHCHOL_TRSM_KERNEL =
+// stream|warp|cols forces one where it applies (read at every call; cols falls back
+// to the default for complex types and n > 32).
+enum class TrsmKernel { kWarp, kStream, kColumns };
+TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex);
 
 // Widest right-hand-side column group per warp of the warp-per-system kernels (0: the
 // kernels' own limit, trsm_max_cpw). BATCHCHOL_TRSM_MAX_CPW=16|8|4 overrides it.

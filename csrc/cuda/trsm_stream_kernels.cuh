@@ -125,18 +125,6 @@ void with_stream_order(int64_t n, F&& f) {
   f(std::integral_constant<int, kTrsmTile>{});
 }
 
-// Enough resident warps to fill the device, each looping over units.
-template <typename Kernel>
-inline int64_t stream_grid(Kernel kernel, size_t smem, int64_t units) {
-  int per_sm = 0;
-  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel,
-                                                               kStreamWarps * 32, smem));
-  const int64_t resident =
-      int64_t(std::max(per_sm, 1)) * at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
-  const int64_t needed = (units + kStreamWarps - 1) / kStreamWarps;
-  return std::max<int64_t>(1, std::min(needed, resident));
-}
-
 template <typename T>
 void launch_stream_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch,
                         int64_t k, const TrsmView& v0, const TrsmView* v1, cudaStream_t stream) {
@@ -161,7 +149,8 @@ void launch_stream_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t 
       auto kernel = trsm_stream_kernel<T, NP, CPW, S>;
       const size_t smem = kStreamWarps * stream_warp_smem_bytes<T, CPW, S>();
       allow_dynamic_smem(kernel, smem);
-      const int64_t blocks = stream_grid(kernel, smem, p.units);
+      const int64_t blocks = resident_blocks(kernel, kStreamWarps * 32, smem,
+                                             (p.units + kStreamWarps - 1) / kStreamWarps);
       kernel<<<unsigned(blocks), kStreamWarps * 32, smem, stream>>>(A, B, X, v0,
                                                                      v1 ? *v1 : v0, p);
       C10_CUDA_KERNEL_LAUNCH_CHECK();

@@ -1,0 +1,190 @@
+// Kernel template and host launcher of the column-per-lane triangular solves
+// (trsm_cols_device.cuh). Included by one instantiation unit per real dtype
+// (trsm_cols_f32.cu, trsm_cols_f64.cu), which defines the entry points of
+// trsm_cols_launch.h.
+//
+// A warp holds `slots` systems; each system has 2^lanes_log2 lanes, one per column of
+// its group of right-hand sides (a system with more than 32 columns is several units,
+// one per group of 32). Warps are persistent and loop over their units; per trip the
+// matrices are copied with cp.async while each lane loads its column into registers.
+#pragma once
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <algorithm>
+#include <climits>
+#include <type_traits>
+
+#include "cuda/launch_utils.h"
+#include "cuda/trsm_cols_device.cuh"
+#include "cuda/trsm_cols_launch.h"
+#include "cuda/trsm_device.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+constexpr int kColsWarps = 4;
+// Shared memory per warp, which bounds the systems per warp: two float64 32 x 32 slots.
+constexpr int kColsSmemPerWarp = 17 * 1024;
+
+enum ColsMode { kColsLower = 0, kColsUpper = 1, kColsPotrs = 2 };
+
+struct ColsParams {
+  int64_t units;     // (system, column group) pairs
+  int64_t a_stride;  // elements between consecutive matrices (0: one shared matrix)
+  int64_t b_stride;  // elements between consecutive B (and X)
+  int64_t rs, cs;    // element (row i, column c) of a B or X at i * rs + c * cs
+  int k;             // right-hand sides
+  int groups;        // column groups per system
+  int lanes_log2;    // lanes per system = 2^lanes_log2
+  int slots;         // systems per warp
+  int n;
+  bool orient;       // T(p, q) = A[q][p] rather than A[p][q] (trsm_cols_device.cuh)
+  bool unit;
+};
+
+template <typename T, int N, int Mode>
+__global__ void __launch_bounds__(kColsWarps * 32)
+    trsm_cols_kernel(const T* __restrict__ A, const T* B, T* X, ColsParams p) {
+  extern __shared__ __align__(16) unsigned char cols_smem_raw[];
+  constexpr int SS = cols_slot_elems<N>();
+  const int lane = threadIdx.x & 31;
+  T* const wsm = reinterpret_cast<T*>(cols_smem_raw) + (threadIdx.x >> 5) * p.slots * SS;
+  // Padding rows and columns are never copied into: zero once, they stay zero.
+  for (int e = lane; e < p.slots * SS; e += 32) wsm[e] = T(0);
+
+  const int my_slot = lane >> p.lanes_log2;
+  const int my_col = lane & ((1 << p.lanes_log2) - 1);
+  const T* const tile = wsm + min(my_slot, p.slots - 1) * SS;
+  const int n = p.n;
+  const int64_t step = int64_t(gridDim.x) * kColsWarps * p.slots;
+#pragma unroll 1
+  for (int64_t u0 = (int64_t(blockIdx.x) * kColsWarps + (threadIdx.x >> 5)) * p.slots;
+       u0 < p.units; u0 += step) {
+    __syncwarp();  // the previous trip's readers are done with the slots
+#pragma unroll 1
+    for (int s = 0; s < p.slots; ++s) {
+      if (u0 + s < p.units) {
+        const int64_t sys = (u0 + s) / p.groups;
+        cols_issue_matrix<T, N>(A + sys * p.a_stride, n, p.orient, p.unit, wsm + s * SS, lane);
+      }
+    }
+    cp_async_commit();
+
+    // This lane's column, loaded while the copies are in flight.
+    const int64_t u = u0 + my_slot;
+    bool active = my_slot < p.slots && u < p.units;
+    int64_t off = 0;
+    if (active) {
+      const int64_t sys = u / p.groups;
+      const int64_t col = (u - sys * p.groups) * (int64_t(1) << p.lanes_log2) + my_col;
+      active = col < p.k;
+      off = sys * p.b_stride + col * p.cs;
+    }
+    T x[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) x[i] = (active && i < n) ? B[off + i * p.rs] : T(0);
+
+    cp_async_wait<0>();
+    __syncwarp();
+    cols_invert_diagonals<T, N>(wsm, p.slots, n, p.unit, lane);
+    __syncwarp();
+    if constexpr (Mode != kColsUpper) {
+      if (p.orient) {
+        cols_lower<T, N, true>(tile, x);
+      } else {
+        cols_lower<T, N, false>(tile, x);
+      }
+    }
+    if constexpr (Mode == kColsPotrs) {
+      // The padded entries of a forward result may be non-finite; the backward pass
+      // starts with them, so they must be zero again.
+#pragma unroll
+      for (int i = 0; i < N; ++i)
+        if (i >= n) x[i] = T(0);
+    }
+    if constexpr (Mode != kColsLower) {
+      if (p.orient) {
+        cols_upper<T, N, true>(tile, x);
+      } else {
+        cols_upper<T, N, false>(tile, x);
+      }
+    }
+    if (active) {
+#pragma unroll
+      for (int i = 0; i < N; ++i)
+        if (i < n) X[off + i * p.rs] = x[i];
+    }
+  }
+}
+
+// Calls f(integral_constant<N>) with the padded order for n <= 32.
+template <typename F>
+inline void with_cols_order(int64_t n, F&& f) {
+  if (n <= 4) return f(std::integral_constant<int, 4>{});
+  if (n <= 8) return f(std::integral_constant<int, 8>{});
+  if (n <= 16) return f(std::integral_constant<int, 16>{});
+  f(std::integral_constant<int, 32>{});
+}
+
+// mode: kColsLower / kColsUpper with orient for trsm; kColsPotrs solves T then T^T.
+template <typename T>
+void launch_cols_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch, int64_t k,
+                      int n, int64_t rs, int64_t cs, int mode, bool orient, bool unit,
+                      cudaStream_t stream) {
+  TORCH_CHECK(n >= 1 && n <= kColsMaxOrder, "batchchol: column-per-lane solve needs n <= 32");
+  TORCH_CHECK(k <= INT_MAX, "batchchol: too many right-hand sides");
+  ColsParams p{};
+  p.a_stride = a_stride;
+  p.b_stride = int64_t(n) * k;
+  p.rs = rs;
+  p.cs = cs;
+  p.k = int(k);
+  p.n = n;
+  p.orient = orient;
+  p.unit = unit;
+  while ((int64_t(1) << p.lanes_log2) < std::min<int64_t>(k, 32)) ++p.lanes_log2;
+  const int lanes = 1 << p.lanes_log2;
+  p.groups = int((k + lanes - 1) / lanes);
+  p.units = batch * p.groups;
+  with_cols_order(n, [&](auto order) {
+    constexpr int N = decltype(order)::value;
+    const int fit = int(kColsSmemPerWarp / (cols_slot_elems<N>() * sizeof(T)));
+    p.slots = 1;
+    while (p.slots * 2 <= std::min(32 / lanes, fit)) p.slots *= 2;
+    auto kernel = mode == kColsLower   ? trsm_cols_kernel<T, N, kColsLower>
+                  : mode == kColsUpper ? trsm_cols_kernel<T, N, kColsUpper>
+                                       : trsm_cols_kernel<T, N, kColsPotrs>;
+    const size_t smem = size_t(kColsWarps) * p.slots * cols_slot_elems<N>() * sizeof(T);
+    allow_dynamic_smem(kernel, smem);
+    const int64_t needed = (p.units + int64_t(kColsWarps) * p.slots - 1) /
+                           (int64_t(kColsWarps) * p.slots);
+    const int64_t blocks = resident_blocks(kernel, kColsWarps * 32, smem, needed);
+    kernel<<<unsigned(blocks), kColsWarps * 32, smem, stream>>>(A, B, X, p);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+}
+
+// trsm with the canonical view of trsm_view: the physical matrix op(A) is lower when
+// the view runs forward, and T is op(A) (lower) or op(A)^T (upper).
+template <typename T>
+void launch_trsm_cols_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch,
+                           int64_t k, const TrsmView& v, cudaStream_t stream) {
+  launch_cols_impl(A, a_stride, B, X, batch, k, v.n, v.rs, v.cs,
+                   v.rev ? kColsUpper : kColsLower, v.rev ? !v.trans : v.trans, v.unit, stream);
+}
+
+// potrs: v1 is the forward pass (op1 lower), v2 its transpose, so T = op1 for both.
+template <typename T>
+void launch_potrs_cols_impl(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch,
+                            int64_t k, const TrsmView& v1, const TrsmView& v2,
+                            cudaStream_t stream) {
+  TORCH_CHECK(!v1.rev && v2.rev && v1.trans != v2.trans && !v1.unit && !v2.unit,
+              "batchchol: unexpected potrs views");
+  launch_cols_impl(L, l_stride, B, X, batch, k, v1.n, v1.rs, v1.cs, kColsPotrs, v1.trans,
+                   false, stream);
+}
+
+}  // namespace cuda
+}  // namespace batchchol
