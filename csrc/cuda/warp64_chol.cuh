@@ -6,10 +6,11 @@
 // H100, benchmarks/KERNEL-NOTES.md). Here each step k updates the rows with a fixed,
 // unrolled body and shifts them left by one entry as part of the update, so column k is
 // always in a0[0] / a1[0] and every register index stays a constant: ~1 KB of loop body,
-// at the price of updating a fixed number of entries per step (1.5x the minimal
-// shuffles). Final entries of L go to the staged matrix in shared memory as they are
+// at the price of updating a fixed number of entries per step. Final entries of L go to the staged matrix in shared memory as they are
 // produced; the forward and backward sweeps of posv read them back from there.
 #pragma once
+
+#include <cstring>
 
 #include "cuda/warp_chol_kernels.cuh"
 
@@ -23,13 +24,39 @@ __device__ __forceinline__ T& staged_at(T* mat, int pitch, bool upper, int i, in
   return upper ? mat[j * pitch + i] : mat[i * pitch + j];
 }
 
+// Elements per warp of the column buffer: column k of L published twice over (the
+// parity of k picks the half), so that one __syncwarp per step orders both the writes
+// of step k after the reads of step k - 2 and the reads of step k after its writes.
+constexpr int kWarp64ColBuf = 128;
+
+// Entries r0..r0 + 16/sizeof(T) - 1 of a published column, one 16-byte broadcast read.
+template <typename T>
+struct Warp64Chunk {
+  static constexpr int kLen = 16 / sizeof(T);
+  T v[kLen];
+  __device__ __forceinline__ explicit Warp64Chunk(const T* col) {
+    const uint4 raw = *reinterpret_cast<const uint4*>(col);
+    memcpy(v, &raw, sizeof(raw));
+  }
+};
+
 // Factors the n x n (32 < n <= 64) working matrix whose rows the warp holds (rows past
 // n an identity), writing L(i, j), j <= i < n, into the staged matrix. Returns info.
 // Columns past n are never stepped through, so nothing outside the n x n slot is written.
+//
+// Step k needs L(k + jj, k) for every jj on every lane. Each lane writes its entries of
+// column k to the warp's column buffer at their offset below the pivot (row k + r at
+// col[r]), and every lane reads the buffer back with 16-byte broadcasts at offsets
+// fixed at compile time: 16 reads per step instead of 63 shuffles, which made the
+// previous version shuffle-bound (one shuffle per SM clock against four FMA
+// instructions). Offsets past 63 - k hold stale entries; they only reach scratch
+// entries beyond column 63, which never become pivots or L.
 template <typename T>
 __device__ __forceinline__ int warp64_potrf(T (&a0)[32], T (&a1)[64], T* mat, int pitch, int n,
-                                            bool upper, int q) {
+                                            bool upper, int q, T* colbuf) {
   using R = real_t<T>;
+  using Chunk = Warp64Chunk<T>;
+  constexpr int V = Chunk::kLen;
   int info = 0;
   // Columns 0..31: their pivots are rows 0..31 (a0); rows q and q + 32 are updated.
   // Not unrolled (the point of this routine): the body is the same for every k.
@@ -43,12 +70,20 @@ __device__ __forceinline__ int warp64_potrf(T (&a0)[32], T (&a1)[64], T* mat, in
     const T l1 = a1[0] * inv;                  // L(q + 32, k)
     if (q >= k) staged_at(mat, pitch, upper, q, k) = l0;
     if (q + 32 < n) staged_at(mat, pitch, upper, q + 32, k) = l1;
+    T* col = colbuf + (k & 1) * 64;
+    if (q >= k) col[q - k] = l0;
+    col[q + 32 - k] = l1;
+    __syncwarp();
 #pragma unroll
-    for (int jj = 1; jj < 64; ++jj) {
-      // L(k + jj, k) is on lane (k + jj) % 32, in its first row below 32, else its second.
-      const T ljk = shfl(k + jj < 32 ? l0 : l1, (k + jj) & 31);
-      if (jj < 32) a0[jj - 1] = a0[jj] - mul_conj(l0, ljk);
-      a1[jj - 1] = a1[jj] - mul_conj(l1, ljk);
+    for (int c = 0; c < 64; c += V) {
+      const Chunk ch(col + c);
+#pragma unroll
+      for (int u = 0; u < V; ++u) {
+        const int jj = c + u;
+        if (jj == 0) continue;
+        if (jj < 32) a0[jj - 1] = a0[jj] - mul_conj(l0, ch.v[u]);
+        a1[jj - 1] = a1[jj] - mul_conj(l1, ch.v[u]);
+      }
     }
   }
   // Columns 32..n-1: pivots and updates in the second rows only.
@@ -60,9 +95,18 @@ __device__ __forceinline__ int warp64_potrf(T (&a0)[32], T (&a1)[64], T* mat, in
     const R inv = R(1) / s;
     const T l1 = q + 32 == k ? T(s) : a1[0] * inv;
     if (q + 32 >= k && q + 32 < n) staged_at(mat, pitch, upper, q + 32, k) = l1;
+    T* col = colbuf + (k & 1) * 64;
+    if (q + 32 >= k) col[q + 32 - k] = l1;
+    __syncwarp();
 #pragma unroll
-    for (int jj = 1; jj < 32; ++jj)
-      a1[jj - 1] = a1[jj] - mul_conj(l1, shfl(l1, (k + jj - 32) & 31));
+    for (int c = 0; c < 32; c += V) {
+      const Chunk ch(col + c);
+#pragma unroll
+      for (int u = 0; u < V; ++u) {
+        const int jj = c + u;
+        if (jj > 0) a1[jj - 1] = a1[jj] - mul_conj(l1, ch.v[u]);
+      }
+    }
   }
   return info;
 }
@@ -111,7 +155,9 @@ __global__ void __launch_bounds__(256)
     potrf_warp64_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
                         int64_t batch, StageLayout lay, bool upper, bool vec) {
   extern __shared__ __align__(16) unsigned char warp_smem_raw[];
-  T* s = reinterpret_cast<T*>(warp_smem_raw);
+  // The warps' column buffers, then the staged matrices (16-byte aligned after them).
+  T* const colbufs = reinterpret_cast<T*>(warp_smem_raw);
+  T* s = colbufs + (blockDim.x / 32) * kWarp64ColBuf;
   int64_t first;
   int count;
   chunk_of_block<32>(batch, first, count);
@@ -126,7 +172,8 @@ __global__ void __launch_bounds__(256)
     T a0[32], a1[64];
     warp64_load_rows(a0, a1, mat, lay.pitch, lay.n, q, upper);
     __syncwarp();  // every lane has read its rows before any L entry overwrites them
-    const int inf = warp64_potrf(a0, a1, mat, lay.pitch, lay.n, upper, q);
+    const int inf = warp64_potrf(a0, a1, mat, lay.pitch, lay.n, upper, q,
+                                 colbufs + g * kWarp64ColBuf);
     if (q == 0) info[first + g] = inf;
   }
   __syncthreads();
@@ -139,7 +186,8 @@ __global__ void __launch_bounds__(256)
                        T* __restrict__ L, int* __restrict__ info, int64_t batch, int k,
                        StageLayout lay, bool upper, bool vec) {
   extern __shared__ __align__(16) unsigned char warp_smem_raw[];
-  T* s = reinterpret_cast<T*>(warp_smem_raw);
+  T* const colbufs = reinterpret_cast<T*>(warp_smem_raw);  // as in potrf_warp64_kernel
+  T* s = colbufs + (blockDim.x / 32) * kWarp64ColBuf;
   int64_t first;
   int count;
   chunk_of_block<32>(batch, first, count);
@@ -152,7 +200,8 @@ __global__ void __launch_bounds__(256)
     T a0[32], a1[64];
     warp64_load_rows(a0, a1, mat, lay.pitch, n, q, upper);
     __syncwarp();
-    const int inf = warp64_potrf(a0, a1, mat, lay.pitch, n, upper, q);
+    const int inf = warp64_potrf(a0, a1, mat, lay.pitch, n, upper, q,
+                                 colbufs + g * kWarp64ColBuf);
     if (q == 0) info[first + g] = inf;
     __syncwarp();  // the warp's factor is in shared memory
     const bool conj_rhs = upper && IsComplex<T>::value;

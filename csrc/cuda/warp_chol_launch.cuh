@@ -107,7 +107,7 @@ struct Warp64Launch {
   size_t smem;
   explicit Warp64Launch(int n) : lay(make_stage_layout<32>(n)) {
     threads = 32 * warp_blocks_warps<T, 32>(lay);
-    smem = size_t(threads / 32) * lay.ms * sizeof(T);
+    smem = size_t(threads / 32) * (lay.ms + kWarp64ColBuf) * sizeof(T);
   }
   unsigned blocks(int64_t batch) const { return ceil_div(batch, threads / 32); }
 };
