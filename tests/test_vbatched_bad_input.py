@@ -150,6 +150,41 @@ def test_device_checks_agree_with_host_checks(device, seed):
         ops.potrs_vbatched(A, n, off, B, b_off, k, max_n, False)
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("layout", ["packed", "packed-with-clashes", "shuffled", "holes"])
+@pytest.mark.parametrize("count", [1, 300, 5000, 70_000])
+def test_cuda_status_kernels_agree_with_tensor_ops(layout, count):
+    # CUDA metadata is checked by dedicated kernels (one pass when the blocks are in
+    # offset order, a pairwise pass when not; more than 65,536 blocks take the sorting
+    # tensor ops). The CPU run of batchchol._ragged_status is those tensor ops: the codes
+    # must be the same, block for block, for both operands.
+    g = torch.Generator().manual_seed(count)
+    n = torch.randint(0, 9, (count,), generator=g)
+    k = 3
+    off = torch.cat([torch.zeros(1, dtype=torch.int64), (n * n).cumsum(0)[:-1]])
+    b_off = torch.cat([torch.zeros(1, dtype=torch.int64), (n * k).cumsum(0)[:-1]])
+    numel, b_numel = int((n * n).sum()), int((n * k).sum())
+    if layout == "packed-with-clashes":
+        hit = torch.randint(0, count, (max(1, count // 50),), generator=g)
+        off[hit] = (off[hit] - 1).clamp_min(0)
+        b_off[hit] = (b_off[hit] + 2).clamp_max(max(b_numel - 1, 0))
+        n[hit[: len(hit) // 2]] = -1
+    elif layout == "shuffled":
+        perm = torch.randperm(count, generator=g)
+        off, b_off = off[perm], b_off[perm]  # sizes stay: blocks overlap where extents differ
+    elif layout == "holes":
+        off, b_off = off * 2, b_off * 2
+        numel, b_numel = 2 * numel + 1, 2 * b_numel + 1
+    for max_n in (None, 6):
+        for sizes in (n, n.int()):
+            ref = ops._ragged_status(sizes, off, numel, b_off, b_numel, k, max_n)
+            got = ops._ragged_status(sizes.cuda(), off.cuda(), numel, b_off.cuda(), b_numel, k,
+                                     max_n)
+            for r, x in zip(ref, got):
+                assert x.device.type == "cuda"
+                assert torch.equal(x.cpu(), r), (layout, count, max_n, sizes.dtype)
+
+
 def test_fake_kernels_with_metadata_on_another_device():
     # Values on the GPU, metadata on the CPU (the ops' documented use): the fake kernels
     # must give outputs on the values' device and raise the real kernels' errors. Runs

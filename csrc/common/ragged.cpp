@@ -9,6 +9,9 @@
 #include <torch/library.h>
 
 #include "common/checks.h"
+#ifdef BATCHCHOL_WITH_CUDA
+#include "cuda/ragged_status_launch.h"
+#endif
 
 namespace batchchol {
 
@@ -183,6 +186,21 @@ TensorStatus tensor_status(const at::Tensor& sizes, const at::Tensor& offsets, i
                            const at::Tensor* b_offsets, BlockShape b_shape, int64_t b_numel,
                            int64_t limit) {
   TensorStatus ts;
+#ifdef BATCHCHOL_WITH_CUDA
+  // CUDA metadata: the same codes from a few kernels (ragged_status_cuda.cu).
+  if (sizes.is_cuda() && sizes.size(0) <= cuda::kRaggedFastStatusMax) {
+    ts.off = offsets.to(sizes.device());
+    ts.status = cuda::block_status_cuda(sizes, ts.off, kSizeN, kSizeN, numel, limit,
+                                        kMatrixOutOfRange, kMatrixOverlap, &ts.nc);
+    if (b_offsets) {
+      ts.b_off = b_offsets->to(sizes.device());
+      ts.b_status = cuda::block_status_cuda(sizes, ts.b_off, b_shape.rows, b_shape.cols, b_numel,
+                                            limit, kRhsOutOfRange, kRhsOverlap);
+      ts.status = first_nonzero(ts.status, ts.b_status);
+    }
+    return ts;
+  }
+#endif
   const at::Tensor n = sizes.to(at::kLong);
   // Sizes beyond the limit are invalid; clamping keeps the extents below from overflowing.
   ts.nc = n.clamp(0, limit);
