@@ -1,10 +1,11 @@
 // potrf_vbatched on CUDA: kernel family by the largest size of the batch.
-//   registers   max_n <= 32: NP lanes per matrix, identity-padded to NP
+//   registers   max_n <= 32: NP lanes per matrix, identity-padded to NP, one launch
+//               per NP in 4, 8, 16, 32 (each matrix at the smallest that holds it)
 //   shared      one block per matrix in shared memory (max_n must fit)
 //   greedy      blocked panels, every matrix starting at the first step
 //   lazy        blocked panels, each matrix starting so that all end on the last step
 //   binned      (default for max_n > 32) registers for the matrices with n <= 32 and
-//               lazy for the others: two launches over the batch, each serving its bin
+//               lazy for the others: launches over the batch, each serving its bin
 // BATCHCHOL_VBATCHED_KERNEL names one where it applies (benchmarks/bench_vbatched.py
 // compares them).
 #include <ATen/Dispatch.h>
@@ -68,6 +69,31 @@ void launch_registers_ragged(const T* A, T* L, int* info, int64_t count, RaggedL
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// The registers kernel over the sizes 0..max_small, one launch per padded order, each
+// serving its bin (lay.lo / lay.hi), so that a matrix runs at the smallest order that
+// holds it: a single launch at max_small's order put 32 lanes on each 3 x 3 matrix of a
+// skewed batch (H100: 0.42 ms against 0.18 for per-size torch calls, 50,000 float64
+// matrices). The first bin starts at 0, which also gives it the invalid matrices.
+template <typename T>
+void launch_registers_bins(const T* A, T* L, int* info, int64_t count, RaggedLayout lay,
+                           int max_small, bool upper, cudaStream_t stream) {
+  lay.lo = 0;
+  lay.hi = 4;
+  launch_registers_ragged<T, 4>(A, L, info, count, lay, upper, stream);
+  if (max_small <= 4) return;
+  lay.lo = 5;
+  lay.hi = 8;
+  launch_registers_ragged<T, 8>(A, L, info, count, lay, upper, stream);
+  if (max_small <= 8) return;
+  lay.lo = 9;
+  lay.hi = 16;
+  launch_registers_ragged<T, 16>(A, L, info, count, lay, upper, stream);
+  if (max_small <= 16) return;
+  lay.lo = 17;
+  lay.hi = kSmallBin;
+  launch_registers_ragged<T, kSmallBin>(A, L, info, count, lay, upper, stream);
+}
+
 template <typename T>
 void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool upper,
                    cudaStream_t stream) {
@@ -76,10 +102,7 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
                    rb.status.defined() ? rb.status.const_data_ptr<int>() : nullptr, 0, false};
   switch (choose_ragged_kernel<T>(max_n)) {
     case RaggedKernel::kRegisters:
-      if (max_n <= 4) return launch_registers_ragged<T, 4>(A, L, info, rb.count, lay, upper, stream);
-      if (max_n <= 8) return launch_registers_ragged<T, 8>(A, L, info, rb.count, lay, upper, stream);
-      if (max_n <= 16) return launch_registers_ragged<T, 16>(A, L, info, rb.count, lay, upper, stream);
-      return launch_registers_ragged<T, 32>(A, L, info, rb.count, lay, upper, stream);
+      return launch_registers_bins(A, L, info, rb.count, lay, max_n, upper, stream);
     case RaggedKernel::kShared:
       return launch_shared_layout(A, L, info, rb.count, lay, max_n, upper, stream);
     case RaggedKernel::kGreedy:
@@ -89,9 +112,7 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
       lay.lazy = true;
       return launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, stream);
     case RaggedKernel::kBinned: {
-      RaggedLayout small = lay;
-      small.hi = kSmallBin;
-      launch_registers_ragged<T, kSmallBin>(A, L, info, rb.count, small, upper, stream);
+      launch_registers_bins(A, L, info, rb.count, lay, kSmallBin, upper, stream);
       lay.lo = kSmallBin + 1;
       lay.steps = (max_n + kPanel - 1) / kPanel;
       lay.lazy = true;
