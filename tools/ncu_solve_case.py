@@ -1,10 +1,11 @@
-"""One potrs or trsm call of bench_fixed's shape, for Nsight Compute (ncu).
+"""One potrf, potrs or trsm call of bench_fixed's shape, for Nsight Compute (ncu).
 
     ncu --clock-control none --kernel-name regex:warp_kernel --launch-skip 2 \\
         --launch-count 1 --section SpeedOfLight ... python3 tools/ncu_solve_case.py trsm float32 64 16
 
-Arguments: op (trsm | potrs), dtype, n, right-hand sides, batch (default 10,000). The
-triangle is column-major, as torch.linalg.cholesky returns it and bench_fixed uses it.
+Arguments: op (potrf | trsm | potrs), dtype, n, right-hand sides (ignored by potrf),
+batch (default 10,000). The triangle is column-major, as torch.linalg.cholesky returns it
+and bench_fixed uses it.
 Two untimed calls come first, so --launch-skip 2 profiles the third.
 """
 
@@ -22,8 +23,11 @@ def main(argv):
     L = torch.randn(batch, n, n, dtype=dtype, device="cuda").tril_(-1).mul_(0.5 / n)
     L = (L + 2 * torch.eye(n, dtype=dtype, device="cuda")).mT.contiguous().mT
     B = torch.randn(batch, n, k, dtype=dtype, device="cuda")
+    A = L @ L.mT
     for _ in range(3):
-        if op == "trsm":
+        if op == "potrf":
+            torch.ops.batchchol.potrf(A, False)
+        elif op == "trsm":
             torch.ops.batchchol.trsm(L, B, False, True, False, False)
         else:
             torch.ops.batchchol.potrs(L, B, False)

@@ -21,6 +21,9 @@ __global__ void potrf_ragged_registers_kernel(const T* __restrict__ A, T* __rest
   const int group = threadIdx.x / NP, r = threadIdx.x % NP;
   const int64_t b = static_cast<int64_t>(blockIdx.x) * kPerBlock + group;
   const bool ours = b < batch && lay.mine(b);
+  // Each binned launch covers the whole batch: a block with no matrix of this launch's
+  // bin leaves before the (identity-padded) factorization that it would otherwise run.
+  if (!__syncthreads_or(ours)) return;
   const bool valid = ours && lay.valid(b);
   const int n = valid ? lay.size(b) : 0;
   const int64_t origin = valid ? lay.origin(b) : 0;
