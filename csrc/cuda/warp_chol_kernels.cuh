@@ -57,11 +57,12 @@ __device__ __forceinline__ void stage_advance(const StageLayout& lay, int& m, in
 
 // Copies `total` elements (whole matrices) from global memory into the staged layout.
 // With `vec`, g is 16-byte aligned and total is a multiple of 16 / sizeof(T): 16-byte
-// loads, several in flight per thread before the first shared-memory store.
-template <typename T>
+// loads, U in flight per thread before the first shared-memory store. U = 4 keeps the
+// many-warp kernels of small n at 32 registers; the one-warp blocks of warp64 stage a
+// 16 KB matrix per warp and take 16 (two round trips to memory instead of eight).
+template <typename T, int U = 4>
 __device__ __forceinline__ void stage_in(T* __restrict__ s, const T* __restrict__ g, int total,
                                          const StageLayout& lay, bool vec) {
-  constexpr int U = 4;
   if (vec) {
     constexpr int V = 16 / sizeof(T);
     const int nvec = total / V;
