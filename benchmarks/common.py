@@ -167,6 +167,13 @@ def write_json(path, env, machine, records):
     log(f"wrote {path}")
 
 
+def write_tuning_json(path, rows):
+    """The tuning scripts' output: the GPU's name and one dict per timed point."""
+    with open(path, "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+    log(f"wrote {path}")
+
+
 def format_table(title, columns, rows):
     """columns: [(header, width, format)]; rows: lists of values (None prints '-')."""
     head = "".join(f"{h:>{w}}" for h, w, _ in columns)

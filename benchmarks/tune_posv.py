@@ -13,7 +13,6 @@ The defaults in csrc/cuda/posv_cuda.cu (posv_fused_max_k) and warp_chol_launch.c
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -59,8 +58,7 @@ def main():
         print(f"  {name:10} P=8 {t['8']:.3f} ms   P=16 {t['16']:.3f} ms", flush=True)
         rows.append(dict(kind="p32_lanes", op=name, batch=args.batch, ms_p8=t["8"], ms_p16=t["16"]))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+        common.write_tuning_json(args.json, rows)
     return 0
 
 

@@ -9,7 +9,6 @@ default choice and is reported as such.
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -51,8 +50,7 @@ def main():
                          "default_ms": default, "best": best})
             del A
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+        common.write_tuning_json(args.json, rows)
     return 0
 
 

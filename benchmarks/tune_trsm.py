@@ -9,7 +9,6 @@ Effective bandwidth counts the matrix once and B and X once (bench_fixed's bytes
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -83,14 +82,14 @@ def main():
                     best = min(t.values())
                     nbytes = batch * (n * n + 2 * n * k) * L.element_size()
                     gbs = nbytes / (best * 1e-3) / 1e9
+                    cpw = "".join(f" {key} {v:.3f}" for key, v in t.items() if "cpw" in key)
                     print(f"{op:6} {dname:8} {n:4d} {k:3d} {batch:8d} {t['stream']:8.3f} "
-                          f"{t['warp']:8.3f} {t.get('cols', float('nan')):8.3f} {ref:8.3f} {ref / best:8.2f} {gbs:6.0f}" + "".join(f" {key} {v:.3f}" for key, v in t.items() if "cpw" in key),
-                          flush=True)
+                          f"{t['warp']:8.3f} {t.get('cols', float('nan')):8.3f} {ref:8.3f} "
+                          f"{ref / best:8.2f} {gbs:6.0f}{cpw}", flush=True)
                     rows.append(dict(op=op, dtype=dname, n=n, k=k, batch=batch, torch_ms=ref,
                                      **{f"{f}_ms": v for f, v in t.items()}))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+        common.write_tuning_json(args.json, rows)
     return 0
 
 

@@ -186,5 +186,18 @@ void launch_potrs_cols_impl(const T* L, int64_t l_stride, const T* B, T* X, int6
                    false, stream);
 }
 
+// The entry points of trsm_cols_launch.h for one dtype; each instantiation unit
+// (trsm_cols_f32.cu, trsm_cols_f64.cu) expands it once, inside namespace batchchol::cuda.
+#define BATCHCHOL_DEFINE_COLS(T)                                                            \
+  void launch_trsm_cols(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch,      \
+                        int64_t k, const TrsmView& v, cudaStream_t stream) {                \
+    launch_trsm_cols_impl(A, a_stride, B, X, batch, k, v, stream);                          \
+  }                                                                                         \
+  void launch_potrs_cols(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch,     \
+                         int64_t k, const TrsmView& v1, const TrsmView& v2,                 \
+                         cudaStream_t stream) {                                             \
+    launch_potrs_cols_impl(L, l_stride, B, X, batch, k, v1, v2, stream);                    \
+  }
+
 }  // namespace cuda
 }  // namespace batchchol

@@ -1,20 +1,11 @@
-// Streaming trsm / potrs kernels for double. One unit per dtype so that they compile in
-// parallel.
+// Streaming trsm / potrs kernels for double.
+// One instantiation unit per dtype, so that they compile in parallel.
 #include "cuda/trsm_stream_kernels.cuh"
 
 namespace batchchol {
 namespace cuda {
 
-void launch_trsm_stream(const double* A, int64_t a_stride, const double* B, double* X, int64_t batch,
-                        int64_t k, const TrsmView& v, cudaStream_t stream) {
-  launch_stream_impl(A, a_stride, B, X, batch, k, v, nullptr, stream);
-}
-
-void launch_potrs_stream(const double* L, int64_t l_stride, const double* B, double* X, int64_t batch,
-                         int64_t k, const TrsmView& v1, const TrsmView& v2,
-                         cudaStream_t stream) {
-  launch_stream_impl(L, l_stride, B, X, batch, k, v1, &v2, stream);
-}
+BATCHCHOL_DEFINE_STREAM(double)
 
 }  // namespace cuda
 }  // namespace batchchol

@@ -158,5 +158,18 @@ void launch_stream_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t 
   });
 }
 
+// The entry points of trsm_stream_launch.h for one dtype; each instantiation unit
+// (trsm_stream_f32.cu, ...) expands it once, inside namespace batchchol::cuda.
+#define BATCHCHOL_DEFINE_STREAM(T)                                                          \
+  void launch_trsm_stream(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch,    \
+                          int64_t k, const TrsmView& v, cudaStream_t stream) {              \
+    launch_stream_impl(A, a_stride, B, X, batch, k, v, nullptr, stream);                    \
+  }                                                                                         \
+  void launch_potrs_stream(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch,   \
+                           int64_t k, const TrsmView& v1, const TrsmView& v2,               \
+                           cudaStream_t stream) {                                           \
+    launch_stream_impl(L, l_stride, B, X, batch, k, v1, &v2, stream);                       \
+  }
+
 }  // namespace cuda
 }  // namespace batchchol
