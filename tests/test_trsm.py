@@ -68,6 +68,32 @@ def test_trsm_matches_torch(device, dtype, upper, left, transpose, unit, n, k):
     check_trsm(A, B, X, upper, left, transpose, unit)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("upper,left,transpose,unit", FLAGS, ids=FLAG_IDS)
+@pytest.mark.parametrize("n", [1, 4, 16, 20, 64, 70])
+@pytest.mark.parametrize("layout", ["rows", "columns"])
+def test_trsm_one_column_batches(device, dtype, upper, left, transpose, unit, n, layout):
+    # 11 systems: the CPU one-column path solves groups of four in lockstep plus a tail
+    # of three; A also read in place when stored column-major (as LAPACK returns it).
+    A = make_tri((11,), n, dtype, device, upper=upper, unit=unit, cond=10.0)
+    B = make_rhs(rhs_shape((11,), n, 1, left), dtype, device)
+    A_in = A.mT.contiguous().mT if layout == "columns" else A
+    X = ops.trsm(A_in, B, upper, left, transpose, unit)
+    check_trsm(A, B, X, upper, left, transpose, unit)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("n", [4, 64])
+def test_trsm_one_column_nan_stays_in_its_system(device, dtype, n):
+    A = make_tri((8,), n, dtype, device, cond=10.0)
+    B = make_rhs((8, n, 1), dtype, device)
+    B[5, 0, 0] = float("nan")
+    X = ops.trsm(A, B, False, True, False, False)
+    assert torch.isnan(X[5]).all()
+    others = [i for i in range(8) if i != 5]
+    check_trsm(A[others], B[others], X[others], False, True, False, False)
+
+
 def test_trsm_defaults(device):
     A = make_tri((2,), 4, torch.float64, device)
     B = make_rhs((2, 4, 3), torch.float64, device)

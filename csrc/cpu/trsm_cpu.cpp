@@ -14,6 +14,7 @@
 #include "common/ops.h"
 #include "cpu/batch_loop.h"
 #include "cpu/dense_kernels.h"
+#include "cpu/trsv_lockstep.h"
 
 namespace batchchol {
 
@@ -38,7 +39,11 @@ at::Tensor trsm_cpu(const at::Tensor& A, const at::Tensor& B, bool upper, bool l
     scalar_t* x = X.data_ptr<scalar_t>();
     at::parallel_for(0, s.batch, cpu::batch_grain(flops), [&](int64_t b0, int64_t b1) {
       std::vector<scalar_t> work(via_workspace ? n * k : 0);
-      for (int64_t i = b0; i < b1; ++i) {
+      int64_t i = b0;
+      // One column: several systems in lockstep where that pays (trsv_lockstep.h).
+      if (k == 1)
+        i = cpu::trsv_batch_lockstep(a, s.a_stride, b, x, n, b0, b1, lower, trans, unit_diagonal);
+      for (; i < b1; ++i) {
         const scalar_t* ai = a + i * s.a_stride;
         const scalar_t* bi = b + i * n * k;
         scalar_t* xi = x + i * n * k;
