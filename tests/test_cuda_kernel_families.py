@@ -22,7 +22,7 @@ from conftest import (
 
 pytestmark = pytest.mark.cuda
 
-FAMILIES = ["warp", "registers", "left", "left-split", "shared", "blocked"]
+FAMILIES = ["warp", "registers", "wide", "left", "left-split", "shared", "blocked"]
 # Around every padded order of the warp family and every panel boundary of the others.
 SMALL = list(range(1, 34))
 LARGE = [33, 63, 64, 65, 96, 127, 128, 129, 160, 255, 256, 257, 300, 511, 512]

@@ -73,10 +73,10 @@ def families_workload(dtypes):
     import os
 
     ops = torch.ops.batchchol
-    for fam in ("left", "left-split", "warp", "registers", "shared", "blocked"):
+    for fam in ("left", "left-split", "warp", "registers", "wide", "shared", "blocked"):
         os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
         for dtype in dtypes:
-            for n in (5, 33, 64, 130):
+            for n in (5, 33, 64, 100, 130):
                 X = torch.randn(3, n, n, dtype=dtype, device="cuda")
                 A = X @ X.mH + n * torch.eye(n, dtype=dtype, device="cuda")
                 for upper in (False, True):

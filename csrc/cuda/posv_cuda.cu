@@ -61,7 +61,7 @@ template <typename T>
 bool launch_posv_warp_if_served(const T* A, const T* B, T* X, T* L, int* info, int64_t batch,
                                 int n, int k, bool upper, cudaStream_t stream) {
   if constexpr (warp_chol_max_n<T>() > 0) {
-    // Float32 33..35 stays with potrf (blocked) + potrs, as potrf's dispatch does.
+    // Float32 33..35 stays with potrf + potrs (the fused warp64 posv is not measured there).
     if (n <= warp_chol_max_n<T>() && (n <= 32 || n >= 36) &&
         k <= posv_fused_max_k(sizeof(T) == 8, n)) {
       return launch_posv_warp(A, B, X, L, info, batch, n, k, upper, stream);

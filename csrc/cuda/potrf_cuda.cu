@@ -12,6 +12,7 @@
 #include "cuda/potrf_layout_launch.cuh"
 #include "cuda/potrf_launch.h"
 #include "cuda/warp_chol_launch.h"
+#include "cuda/wide_launch.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -35,17 +36,20 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
 }
 
 // Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh,
-// real dtypes) and registers for small n; left-looking in one launch or one launch per
-// panel (potrf_left_kernels.cuh); shared and blocked (potrf_kernels.cuh).
-enum class PotrfKernel { kWarp, kRegisters, kLeft, kLeftSplit, kShared, kBlocked };
-constexpr PotrfKernel kAllPotrfKernels[] = {PotrfKernel::kWarp,      PotrfKernel::kRegisters,
-                                            PotrfKernel::kLeft,      PotrfKernel::kLeftSplit,
-                                            PotrfKernel::kShared,    PotrfKernel::kBlocked};
+// real dtypes) and registers for small n; wide (float64 33..64, float32 33..128,
+// wide_chol.cuh);
+// left-looking in one launch or one launch per panel (potrf_left_kernels.cuh); shared
+// and blocked (potrf_kernels.cuh).
+enum class PotrfKernel { kWarp, kRegisters, kWide, kLeft, kLeftSplit, kShared, kBlocked };
+constexpr PotrfKernel kAllPotrfKernels[] = {
+    PotrfKernel::kWarp,      PotrfKernel::kRegisters, PotrfKernel::kWide, PotrfKernel::kLeft,
+    PotrfKernel::kLeftSplit, PotrfKernel::kShared,    PotrfKernel::kBlocked};
 
 const char* potrf_kernel_name(PotrfKernel k) {
   switch (k) {
     case PotrfKernel::kWarp: return "warp";
     case PotrfKernel::kRegisters: return "registers";
+    case PotrfKernel::kWide: return "wide";
     case PotrfKernel::kLeft: return "left";
     case PotrfKernel::kLeftSplit: return "left-split";
     case PotrfKernel::kShared: return "shared";
@@ -59,6 +63,7 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
   switch (k) {
     case PotrfKernel::kWarp: return n <= warp_chol_max_n<T>();  // float32 33..64 included
     case PotrfKernel::kRegisters: return n <= 32;
+    case PotrfKernel::kWide: return n >= kWideMinN && n <= wide_max_n<T>();
     case PotrfKernel::kLeft:
     case PotrfKernel::kLeftSplit: return left_fits<T>(n);
     case PotrfKernel::kShared: return shared_fits<T>(n);
@@ -77,13 +82,14 @@ PotrfKernel choose_potrf_kernel(int n) {
       if (std::strcmp(forced, potrf_kernel_name(k)) == 0 && potrf_kernel_applies<T>(k, n)) return k;
     }
   }
-  // H100, 2026-11-22 (benchmarks/tune_potrf.py): the warp family wins at every n <= 32;
-  // its run-time loop kernel (float32 33..64) loses to blocked at n = 33 (2.22 vs 1.92
-  // ms, 256 MB of matrices) and wins from n = 40 (1.15 vs 1.49; n = 64: 0.74 vs 1.10).
-  // The crossover between 33 and 40 is taken at 36 (not measured there).
-  if ((n <= 32 || n >= 36) && potrf_kernel_applies<T>(PotrfKernel::kWarp, n))
-    return PotrfKernel::kWarp;
+  // H100, 2026-11-22 (benchmarks/tune_potrf.py, results/h100-2026-11-22-wide-*): the
+  // warp family wins at every n <= 32, and in float32 up to 64 (its one-warp kernel
+  // ties wide at 64, 0.498 vs 0.489 ms, and beats blocked from n = 33, 0.92 vs 1.91).
+  // wide: float64 33..64 (n = 64 0.490 vs blocked 0.975 ms) and float32 65..128
+  // (n = 128 1.70 vs 2.97 ms).
+  if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
+  if (potrf_kernel_applies<T>(PotrfKernel::kWide, n)) return PotrfKernel::kWide;
   // The left-looking kernel beat blocked only for float32 at n = 256 (11.9 vs 13.6 ms,
   // 10,000 matrices); it tied at 128 and lost at 512 and for float64 everywhere.
   if constexpr (std::is_same_v<T, float>) {
@@ -115,6 +121,11 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
       if (n <= 8) return launch_registers<T, 8>(A, L, info, batch, n, upper, stream);
       if (n <= 16) return launch_registers<T, 16>(A, L, info, batch, n, upper, stream);
       return launch_registers<T, 32>(A, L, info, batch, n, upper, stream);
+    case PotrfKernel::kWide:
+      if constexpr (wide_max_n<T>() > 0) {
+        return launch_potrf_wide(A, L, info, batch, n, upper, stream);
+      }
+      break;
     case PotrfKernel::kLeft:
     case PotrfKernel::kLeftSplit:
       return launch_left_layout(A, L, info, batch, DenseLayout{n}, n, upper,

@@ -1,0 +1,144 @@
+// potrf for orders 33..32 NW with NW warps per matrix and one row per lane (the "wide"
+// family): float64 n <= 64 (NW = 2), float32 n <= 128 (NW = 3, 4).
+//
+// Lane q of warp w holds row r = 32 w + q of the lower working matrix in a[32 NW]
+// registers. Each step k shifts the rows left by one entry while updating them, so
+// column k is always a[0] and every register index is a compile-time constant (the
+// scheme of warp64_chol.cuh, which holds two rows per lane and spills in float64).
+// Steps run in NW phases of 32 columns: in phase p the rows of warps < p are final, so
+// only warps p..NW-1 take part, updating 32 (NW - p) entries each (warp p's rows need
+// fewer; one width per phase keeps a single shifted register set, where a per-warp
+// width made ptxas merge two and spill).
+//
+// Column k crosses the warps: every lane publishes its raw entry of column k (before
+// scaling) to a shared buffer, one barrier of the phase's warps, and every lane reads
+// the pivot and the column back with 16-byte broadcasts and scales on the fly:
+//   L(r, k) = a_r / sqrt(d),   a_r(j) -= (L(r, k) / sqrt(d)) * conj(a_j)
+// for the raw entries a_j of column k.
+#pragma once
+
+#include "cuda/warp64_chol.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+// Raw column k published twice over (parity of k), as kWarp64ColBuf: one barrier per
+// step orders the writes of step k after the reads of step k - 2.
+template <int NW>
+constexpr int wide_colbuf() {
+  return 2 * 32 * NW;
+}
+
+// Barrier of the warps p..NW-1 (named barrier p + 1: 0 is __syncthreads').
+template <int NW>
+__device__ __forceinline__ void wide_sync(int p) {
+  if (p == NW - 1) {
+    __syncwarp();
+  } else {
+    asm volatile("bar.sync %0, %1;" ::"r"(p + 1), "r"(32 * (NW - p)) : "memory");
+  }
+}
+
+// a[jj - 1] = a[jj] - f * conj(col[jj]) for jj < W: one step's update and shift.
+template <typename T, int NA, int W>
+__device__ __forceinline__ void wide_update(T (&a)[NA], T f, const T* col) {
+  using Chunk = Warp64Chunk<T>;
+  constexpr int V = Chunk::kLen;
+#pragma unroll
+  for (int c = 0; c < W; c += V) {
+    const Chunk ch(col + c);
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      const int jj = c + u;
+      if (jj > 0) a[jj - 1] = a[jj] - mul_conj(f, ch.v[u]);
+    }
+  }
+}
+
+// The 32 steps of phase P for row r; returns with info updated (the same on every lane
+// of the phase).
+template <typename T, int NW, int P>
+__device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
+                                           bool upper, T* colbuf, int& info) {
+  using R = real_t<T>;
+  constexpr int W = 32 * (NW - P);
+  const int k_end = min(32 * (P + 1), n);
+#pragma unroll 1
+  for (int k = 32 * P; k < k_end; ++k) {
+    T* col = colbuf + (k & 1) * 32 * NW;
+    if (r >= k) col[r - k] = a[0];
+    wide_sync<NW>(P);
+    const R d = real_(col[0]);
+    if (!pivot_ok(d) && info == 0) info = k + 1;
+    const R s = sqrt(d);
+    const R inv = R(1) / s;
+    const T l = r == k ? T(s) : a[0] * inv;  // L(r, k), meaningful for r >= k
+    if (r >= k && r < n) staged_at(mat, pitch, upper, r, k) = l;
+    wide_update<T, 32 * NW, W>(a, l * inv, col);
+  }
+  // The warps leaving after this phase may still read the buffer half of its last
+  // column, which the next phase rewrites two columns later.
+  if (P < NW - 1) wide_sync<NW>(P);
+}
+
+// Factors the staged n x n matrix (lower working layout through staged_at) in place.
+// Returns info on the lanes of the last warp (the others stop at their phase).
+template <typename T, int NW>
+__device__ __forceinline__ int wide_potrf(T* mat, int pitch, int n, bool upper, T* colbuf) {
+  const int w = threadIdx.x / 32;
+  const int r = threadIdx.x;
+  T a[32 * NW];
+#pragma unroll
+  for (int j = 0; j < 32 * NW; ++j) {
+    T v = T(0);
+    if (r < n) {
+      if (j <= r) v = staged_at(mat, pitch, upper, r, j);
+    } else if (j == r) {
+      v = T(1);  // identity padding past n
+    }
+    a[j] = v;
+  }
+  __syncthreads();  // every row is read before L entries overwrite the stage
+  int info = 0;
+  wide_phase<T, NW, 0>(a, r, n, mat, pitch, upper, colbuf, info);
+  if (w == 0) return 0;
+  if constexpr (NW > 1) wide_phase<T, NW, 1>(a, r, n, mat, pitch, upper, colbuf, info);
+  if constexpr (NW > 2) {
+    if (w == 1) return 0;
+    wide_phase<T, NW, 2>(a, r, n, mat, pitch, upper, colbuf, info);
+  }
+  if constexpr (NW > 3) {
+    if (w == 2) return 0;
+    wide_phase<T, NW, 3>(a, r, n, mat, pitch, upper, colbuf, info);
+  }
+  return info;
+}
+
+// Blocks per SM the kernel is built for: the stage (n x (n | 1)) and registers allow
+// six float64 64 x 64 matrices or three float32 128 x 128 ones on an H100.
+template <typename T, int NW>
+constexpr int wide_min_blocks() {
+  return NW == 2 ? 6 : NW == 3 ? 4 : 3;
+}
+
+// One matrix per block of 32 NW threads; the stage layout of the warp family (odd
+// pitch: the lanes' row and column reads hit distinct banks).
+template <typename T, int NW>
+__global__ void __launch_bounds__(32 * NW, (wide_min_blocks<T, NW>()))
+    potrf_wide_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
+                      StageLayout lay, bool upper, bool vec) {
+  extern __shared__ __align__(16) unsigned char wide_smem_raw[];
+  T* const colbuf = reinterpret_cast<T*>(wide_smem_raw);
+  T* const mat = colbuf + wide_colbuf<NW>();
+  const int64_t b = blockIdx.x;
+  const int nn = lay.n * lay.n;
+  stage_in<T, 16>(mat, A + b * nn, nn, lay, vec);
+  __syncthreads();
+  const int inf = wide_potrf<T, NW>(mat, lay.pitch, lay.n, upper, colbuf);
+  if (threadIdx.x == 32 * (NW - 1)) info[b] = inf;
+  __syncthreads();
+  stage_out(L + b * nn, mat, nn, lay, vec, upper);
+}
+
+}  // namespace cuda
+}  // namespace batchchol
