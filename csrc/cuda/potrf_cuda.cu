@@ -85,8 +85,8 @@ PotrfKernel choose_potrf_kernel(int n) {
   // H100, 2026-11-22 (benchmarks/tune_potrf.py, results/h100-2026-11-22-wide-*): the
   // warp family wins at every n <= 32, and in float32 up to 64 (its one-warp kernel
   // ties wide at 64, 0.498 vs 0.489 ms, and beats blocked from n = 33, 0.92 vs 1.91).
-  // wide: float64 33..64 (n = 64 0.490 vs blocked 0.975 ms) and float32 65..128
-  // (n = 128 1.70 vs 2.97 ms).
+  // wide: float64 33..64 (n = 64 0.49-0.52 vs blocked 0.96-0.98 ms) and float32
+  // 65..128 (n = 128 1.52 vs 3.01 ms with per-warp update widths, ...-wide-perwarp-*).
   if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
   if (potrf_kernel_applies<T>(PotrfKernel::kWide, n)) return PotrfKernel::kWide;

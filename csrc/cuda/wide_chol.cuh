@@ -6,9 +6,9 @@
 // column k is always a[0] and every register index is a compile-time constant (the
 // scheme of warp64_chol.cuh, which holds two rows per lane and spills in float64).
 // Steps run in NW phases of 32 columns: in phase p the rows of warps < p are final, so
-// only warps p..NW-1 take part, updating 32 (NW - p) entries each (warp p's rows need
-// fewer; one width per phase keeps a single shifted register set, where a per-warp
-// width made ptxas merge two and spill).
+// only warps p..NW-1 take part, and warp w updates the 32 (w + 1 - p) entries its rows
+// still have. Each warp runs its own copy of the phase loops: a per-warp width inside one
+// loop made ptxas merge two shifted register sets and spill.
 //
 // Column k crosses the warps: every lane publishes its raw entry of column k (before
 // scaling) to a shared buffer, one barrier of the phase's warps, and every lane reads
@@ -55,13 +55,12 @@ __device__ __forceinline__ void wide_update(T (&a)[NA], T f, const T* col) {
   }
 }
 
-// The 32 steps of phase P for row r; returns with info updated (the same on every lane
-// of the phase).
-template <typename T, int NW, int P>
+// The 32 steps of phase P for row r, updating W entries; returns with info updated (the
+// same on every lane of the phase).
+template <typename T, int NW, int P, int W>
 __device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
                                            bool upper, T* colbuf, int& info) {
   using R = real_t<T>;
-  constexpr int W = 32 * (NW - P);
   const int k_end = min(32 * (P + 1), n);
 #pragma unroll 1
   for (int k = 32 * P; k < k_end; ++k) {
@@ -79,6 +78,16 @@ __device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat
   // The warps leaving after this phase may still read the buffer half of its last
   // column, which the next phase rewrites two columns later.
   if (P < NW - 1) wide_sync<NW>(P);
+}
+
+// The phases 0..WARP of warp WARP. Its rows end at column 32 WARP + 31, so phase P
+// updates 32 (WARP + 1 - P) entries. Each warp runs its own copy of the loops (the
+// branch is warp-uniform; the named barriers count arrivals, whatever the call site).
+template <typename T, int NW, int WARP, int P = 0>
+__device__ __forceinline__ void wide_chain(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
+                                           bool upper, T* colbuf, int& info) {
+  wide_phase<T, NW, P, 32 * (WARP + 1 - P)>(a, r, n, mat, pitch, upper, colbuf, info);
+  if constexpr (P < WARP) wide_chain<T, NW, WARP, P + 1>(a, r, n, mat, pitch, upper, colbuf, info);
 }
 
 // Factors the staged n x n matrix (lower working layout through staged_at) in place.
@@ -100,16 +109,15 @@ __device__ __forceinline__ int wide_potrf(T* mat, int pitch, int n, bool upper, 
   }
   __syncthreads();  // every row is read before L entries overwrite the stage
   int info = 0;
-  wide_phase<T, NW, 0>(a, r, n, mat, pitch, upper, colbuf, info);
-  if (w == 0) return 0;
-  if constexpr (NW > 1) wide_phase<T, NW, 1>(a, r, n, mat, pitch, upper, colbuf, info);
+  if (w == 0) wide_chain<T, NW, 0>(a, r, n, mat, pitch, upper, colbuf, info);
+  if constexpr (NW > 1) {
+    if (w == 1) wide_chain<T, NW, 1>(a, r, n, mat, pitch, upper, colbuf, info);
+  }
   if constexpr (NW > 2) {
-    if (w == 1) return 0;
-    wide_phase<T, NW, 2>(a, r, n, mat, pitch, upper, colbuf, info);
+    if (w == 2) wide_chain<T, NW, 2>(a, r, n, mat, pitch, upper, colbuf, info);
   }
   if constexpr (NW > 3) {
-    if (w == 2) return 0;
-    wide_phase<T, NW, 3>(a, r, n, mat, pitch, upper, colbuf, info);
+    if (w == 3) wide_chain<T, NW, 3>(a, r, n, mat, pitch, upper, colbuf, info);
   }
   return info;
 }
