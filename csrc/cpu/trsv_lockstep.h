@@ -15,13 +15,9 @@
 
 namespace batchchol::cpu {
 
-#ifndef BATCHCHOL_LOCKSTEP
-#define BATCHCHOL_LOCKSTEP 2
-#endif
-constexpr int kLockstep = BATCHCHOL_LOCKSTEP;
-
 // Solves op(A_s) x_s = b_s in place for s < M (x[s] holds b_s on entry), A_s = a[s]
 // n x n row-major; op and the triangle as in trsm_left_impl (no conjugation: real T).
+// The loops over s have a compile-time trip count; the compiler unrolls them.
 template <int M, typename T>
 void trsv_lockstep(const T* const (&a)[M], int64_t n, T* const (&x)[M], bool lower, bool trans,
                    bool unit) {
@@ -29,20 +25,17 @@ void trsv_lockstep(const T* const (&a)[M], int64_t n, T* const (&x)[M], bool low
   auto inv = [&](int s, int64_t i) { return unit ? T(1) : T(1) / a[s][i * n + i]; };
   if (!trans && lower) {
     for (int64_t i = 0; i < n; ++i) {
-#pragma unroll
       for (int s = 0; s < M; ++s)
         x[s][i] = (x[s][i] - dot_cj<false>(a[s] + i * n, x[s], i)) * inv(s, i);
     }
   } else if (!trans) {
     for (int64_t i = n - 1; i >= 0; --i) {
-#pragma unroll
       for (int s = 0; s < M; ++s)
         x[s][i] = (x[s][i] - dot_cj<false>(a[s] + i * n + i + 1, x[s] + i + 1, n - i - 1)) *
                   inv(s, i);
     }
   } else if (lower) {
     for (int64_t i = n - 1; i >= 0; --i) {
-#pragma unroll
       for (int s = 0; s < M; ++s) {
         x[s][i] *= inv(s, i);
         axpy_sub(x[s], a[s] + i * n, x[s][i], i);
@@ -50,7 +43,6 @@ void trsv_lockstep(const T* const (&a)[M], int64_t n, T* const (&x)[M], bool low
     }
   } else {
     for (int64_t i = 0; i < n; ++i) {
-#pragma unroll
       for (int s = 0; s < M; ++s) {
         x[s][i] *= inv(s, i);
         axpy_sub(x[s] + i + 1, a[s] + i * n + i + 1, x[s][i], n - i - 1);
