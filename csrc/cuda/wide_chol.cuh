@@ -1,5 +1,6 @@
 // potrf for orders 33..32 NW with NW warps per matrix and one row per lane (the "wide"
-// family): float64 n <= 64 (NW = 2), float32 n <= 128 (NW = 3, 4).
+// family): float64 n <= 64 (NW = 2), float32 n <= 128 (NW = 2..4; the size dispatch
+// uses it for 65..128, where float32 33..64 runs warp64).
 //
 // Lane q of warp w holds row r = 32 w + q of the lower working matrix in a[32 NW]
 // registers. Each step k shifts the rows left by one entry while updating them, so
@@ -124,7 +125,7 @@ __device__ __forceinline__ int wide_potrf(T* mat, int pitch, int n, bool upper, 
 
 // Blocks per SM the kernel is built for: the stage (n x (n | 1)) and registers allow
 // six float64 64 x 64 matrices or three float32 128 x 128 ones on an H100.
-template <typename T, int NW>
+template <int NW>
 constexpr int wide_min_blocks() {
   return NW == 2 ? 6 : NW == 3 ? 4 : 3;
 }
@@ -132,7 +133,7 @@ constexpr int wide_min_blocks() {
 // One matrix per block of 32 NW threads; the stage layout of the warp family (odd
 // pitch: the lanes' row and column reads hit distinct banks).
 template <typename T, int NW>
-__global__ void __launch_bounds__(32 * NW, (wide_min_blocks<T, NW>()))
+__global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
     potrf_wide_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
                       StageLayout lay, bool upper, bool vec) {
   extern __shared__ __align__(16) unsigned char wide_smem_raw[];
