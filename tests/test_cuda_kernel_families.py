@@ -22,7 +22,7 @@ from conftest import (
 
 pytestmark = pytest.mark.cuda
 
-FAMILIES = ["warp", "registers", "wide", "left", "left-split", "shared", "blocked"]
+FAMILIES = ["warp", "registers", "wide", "tile", "tile16", "left", "left-split", "shared", "blocked"]
 # Around every padded order of the warp family and every panel boundary of the others.
 SMALL = list(range(1, 34))
 LARGE = [33, 63, 64, 65, 96, 127, 128, 129, 160, 255, 256, 257, 300, 511, 512]
@@ -68,6 +68,20 @@ def test_family_large_orders(family, dtype, upper):
         L, info = ops.potrf(fill_other_triangle(A, upper), upper)
         assert info.tolist() == [0, n, 0], (n, info.tolist())
         _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
+
+
+@pytest.mark.parametrize("family", FAMILIES, indirect=True)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_family_failing_minor(family, dtype):
+    # A negative diagonal entry at m makes the leading minor of order m the first that
+    # is not positive definite, whichever panel or tile it falls in; the matrices
+    # around it stay exact.
+    for n, m in ((70, 1), (70, 33), (130, 64), (130, 97), (200, 200)):
+        A = make_spd((3,), n, dtype, "cuda", cond=100.0)
+        A[1, m - 1, m - 1] = -1.0
+        L, info = ops.potrf(A, False)
+        assert info.tolist() == [0, m, 0], (n, m, info.tolist())
+        _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], False)
 
 
 @pytest.mark.parametrize("lanes", ["8", "16"])

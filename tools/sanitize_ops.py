@@ -73,7 +73,7 @@ def families_workload(dtypes):
     import os
 
     ops = torch.ops.batchchol
-    for fam in ("left", "left-split", "warp", "registers", "wide", "shared", "blocked"):
+    for fam in ("left", "left-split", "warp", "registers", "wide", "tile", "tile16", "shared", "blocked"):
         os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
         for dtype in dtypes:
             for n in (5, 33, 64, 100, 130):

@@ -11,6 +11,7 @@
 #include "cuda/potrf_kernels.cuh"
 #include "cuda/potrf_layout_launch.cuh"
 #include "cuda/potrf_launch.h"
+#include "cuda/tile_launch.h"
 #include "cuda/warp_chol_launch.h"
 #include "cuda/wide_launch.h"
 
@@ -37,19 +38,24 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
 
 // Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh,
 // real dtypes) and registers for small n; wide (float64 33..64, float32 33..128,
-// wide_chol.cuh);
+// wide_chol.cuh); tile and tile16 (real dtypes up to 192 / 320, tile_chol.cuh);
 // left-looking in one launch or one launch per panel (potrf_left_kernels.cuh); shared
 // and blocked (potrf_kernels.cuh).
-enum class PotrfKernel { kWarp, kRegisters, kWide, kLeft, kLeftSplit, kShared, kBlocked };
+enum class PotrfKernel {
+  kWarp, kRegisters, kWide, kTile, kTile16, kLeft, kLeftSplit, kShared, kBlocked
+};
 constexpr PotrfKernel kAllPotrfKernels[] = {
-    PotrfKernel::kWarp,      PotrfKernel::kRegisters, PotrfKernel::kWide, PotrfKernel::kLeft,
-    PotrfKernel::kLeftSplit, PotrfKernel::kShared,    PotrfKernel::kBlocked};
+    PotrfKernel::kWarp,  PotrfKernel::kRegisters, PotrfKernel::kWide,
+    PotrfKernel::kTile,  PotrfKernel::kTile16,    PotrfKernel::kLeft,
+    PotrfKernel::kLeftSplit, PotrfKernel::kShared, PotrfKernel::kBlocked};
 
 const char* potrf_kernel_name(PotrfKernel k) {
   switch (k) {
     case PotrfKernel::kWarp: return "warp";
     case PotrfKernel::kRegisters: return "registers";
     case PotrfKernel::kWide: return "wide";
+    case PotrfKernel::kTile: return "tile";
+    case PotrfKernel::kTile16: return "tile16";
     case PotrfKernel::kLeft: return "left";
     case PotrfKernel::kLeftSplit: return "left-split";
     case PotrfKernel::kShared: return "shared";
@@ -64,6 +70,8 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
     case PotrfKernel::kWarp: return n <= warp_chol_max_n<T>();  // float32 33..64 included
     case PotrfKernel::kRegisters: return n <= 32;
     case PotrfKernel::kWide: return n >= kWideMinN && n <= wide_max_n<T>();
+    case PotrfKernel::kTile:
+    case PotrfKernel::kTile16: return n <= tile_max_n<T>() && tile_fits(n, sizeof(T));
     case PotrfKernel::kLeft:
     case PotrfKernel::kLeftSplit: return left_fits<T>(n);
     case PotrfKernel::kShared: return shared_fits<T>(n);
@@ -90,11 +98,19 @@ PotrfKernel choose_potrf_kernel(int n) {
   if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
   if (potrf_kernel_applies<T>(PotrfKernel::kWide, n)) return PotrfKernel::kWide;
-  // The left-looking kernel beat blocked only for float32 at n = 256 (11.9 vs 13.6 ms,
-  // 10,000 matrices); it tied at 128 and lost at 512 and for float64 everywhere.
-  if constexpr (std::is_same_v<T, float>) {
-    if (n > 128 && n <= 256 && potrf_kernel_applies<T>(PotrfKernel::kLeft, n))
-      return PotrfKernel::kLeft;
+  // tile (whole lower triangle in shared memory; results/h100-2026-11-22-tile-tune_potrf.*):
+  // 8 warps while two blocks fit an SM, 16 once one does. float32 160: 2.58 vs 4.52 ms
+  // (left, which served 129..256), 192: 3.36 vs 6.42, 256: 8.69 vs 11.73, 320: 12.6 vs
+  // 23.0; float64 96: 1.77 vs 2.06 (blocked), 128: 2.62 vs 3.85, 192: 7.88 vs 9.65. At
+  // float64 160 (one block per SM) tile16 only tied blocked (6.10 vs 6.24 ms), and
+  // blocked is cheaper below 160, so 129..160 stay there. A device with less shared
+  // memory per block than sm_90 falls through to blocked where the tiles do not fit.
+  if (potrf_kernel_applies<T>(PotrfKernel::kTile, n)) {
+    if constexpr (std::is_same_v<T, float>) return n <= 192 ? PotrfKernel::kTile : PotrfKernel::kTile16;
+    if constexpr (std::is_same_v<T, double>) {
+      if (n <= 128) return PotrfKernel::kTile;
+      if (n > 160) return PotrfKernel::kTile16;
+    }
   }
   // Otherwise the multi-launch blocked family (it also beat shared at every n > 32 on
   // an H200; benchmarks/KERNEL-NOTES.md).
@@ -124,6 +140,13 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
     case PotrfKernel::kWide:
       if constexpr (wide_max_n<T>() > 0) {
         return launch_potrf_wide(A, L, info, batch, n, upper, stream);
+      }
+      break;
+    case PotrfKernel::kTile:
+    case PotrfKernel::kTile16:
+      if constexpr (tile_max_n<T>() > 0) {
+        return launch_potrf_tile(A, L, info, batch, n, upper,
+                                 choice == PotrfKernel::kTile16 ? 16 : 8, stream);
       }
       break;
     case PotrfKernel::kLeft:

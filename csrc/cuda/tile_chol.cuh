@@ -1,0 +1,232 @@
+// potrf with the whole lower triangle of one matrix in shared memory, as 32 x 32 tiles
+// (the "tile" family): right-looking over tile columns, the trailing update as warp-level
+// 32 x 32 x 32 products from shared memory.
+//
+// Why: from n of about 100 the one-row-per-lane families run out of registers, and the
+// multi-launch blocked family streams the trailing matrix through memory once per panel
+// (float64 n = 128: 0.15 of the roofline). Packing only the tiles on and below the
+// diagonal halves the stage (float64 n = 128: 80 KB, two matrices per SM; float32
+// n = 256: 144 KB), and tiles above the diagonal are never read from memory.
+//
+// Tile layout: row-major 32 x 32, each row cut into 16-byte chunks, chunk q of row r
+// stored at position q ^ (r & 7). The update reads 16-byte chunks of eight rows that
+// differ in r & 7 at once; the swizzle puts them in distinct banks.
+#pragma once
+
+#include "cuda/potrf_block.cuh"
+#include "cuda/potrf_device.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+constexpr int kTile = 32;
+constexpr int kTileElems = kTile * kTile;
+
+template <typename T>
+struct TileChunk;
+template <>
+struct TileChunk<float> {
+  using type = float4;
+  static constexpr int kLen = 4;
+  __device__ static float get(const float4& v, int u) {
+    return u == 0 ? v.x : u == 1 ? v.y : u == 2 ? v.z : v.w;
+  }
+};
+template <>
+struct TileChunk<double> {
+  using type = double2;
+  static constexpr int kLen = 2;
+  __device__ static double get(const double2& v, int u) { return u == 0 ? v.x : v.y; }
+};
+
+// Tiles of the packed lower triangle of an nt x nt tile grid.
+__host__ __device__ constexpr int tile_count(int nt) { return nt * (nt + 1) / 2; }
+
+// Offset of element (r, c) inside a tile.
+template <typename T>
+__device__ __forceinline__ int tile_off(int r, int c) {
+  constexpr int V = TileChunk<T>::kLen;
+  return r * kTile + (((c / V) ^ (r & 7)) * V) + c % V;
+}
+
+template <typename T>
+__device__ __forceinline__ T* tile_at(T* s, int I, int J) {
+  return s + (I * (I + 1) / 2 + J) * kTileElems;
+}
+
+// Chunk q of row r of a tile.
+template <typename T>
+__device__ __forceinline__ typename TileChunk<T>::type tile_chunk(const T* t, int r, int q) {
+  constexpr int V = TileChunk<T>::kLen;
+  return *reinterpret_cast<const typename TileChunk<T>::type*>(t + r * kTile + ((q ^ (r & 7)) * V));
+}
+
+// Factors diagonal tile d with one warp, lane r holding row r in registers, and leaves
+// in `col` what the panel solve reads: col[j * 32 + p] = L(p, j) for p > j, and
+// col[j * 33] = 1 / L(j, j), so that a column of L is a run of broadcast chunks.
+// Returns the tile's info (1-based within the tile, 0 when it factored).
+//
+// This factorization is the serial chain of the kernel (it ran at ~25,000 clocks per
+// float64 tile with potrf_rows_in_registers, two thirds of the whole kernel at n = 128),
+// so each step keeps only what the next pivot needs on the chain: the raw column k is
+// published to `cb` (double-buffered by the parity of k: one __syncwarp per step), read
+// back as 16-byte broadcasts, and the rows are updated with a_rk / d_k, which needs the
+// reciprocal of the pivot but not its square root; sqrt(d_k) and the scaling of L(r, k)
+// run beside the chain.
+template <typename T>
+__device__ __forceinline__ int tile_factor_diag(T* d, T* col, T* cb) {
+  using Chunk = TileChunk<T>;
+  constexpr int V = Chunk::kLen;
+  const int lane = threadIdx.x & 31;
+  T a[kTile];
+#pragma unroll
+  for (int q = 0; q < kTile / V; ++q) {
+    const auto ch = tile_chunk(d, lane, q);
+#pragma unroll
+    for (int u = 0; u < V; ++u) a[q * V + u] = q * V + u <= lane ? Chunk::get(ch, u) : T(0);
+  }
+  int info = 0;
+#pragma unroll
+  for (int k = 0; k < kTile; ++k) {
+    T* c = cb + (k & 1) * kTile;
+    c[lane] = a[k];
+    __syncwarp();
+    const T dk = c[k];
+    if (!pivot_ok(dk) && info == 0) info = k + 1;
+    const T f = a[k] / dk;  // a_rk / d_k
+#pragma unroll
+    for (int q = (k + 1) / V; q < kTile / V; ++q) {
+      const auto ch = *reinterpret_cast<const typename Chunk::type*>(c + q * V);
+#pragma unroll
+      for (int u = 0; u < V; ++u)
+        if (q * V + u > k) a[q * V + u] -= f * Chunk::get(ch, u);
+    }
+    const T sk = sqrt(dk);
+    a[k] = lane == k ? sk : a[k] / sk;  // L(r, k) for r >= k
+  }
+#pragma unroll
+  for (int j = 0; j < kTile; ++j) {
+    if (j <= lane) d[tile_off<T>(lane, j)] = a[j];
+    if (j < lane) col[j * kTile + lane] = a[j];
+    if (j == lane) col[j * (kTile + 1)] = T(1) / a[j];
+  }
+  return info;
+}
+
+// Rows of the tiles below diagonal tile k: x L_kk^T = a, one row per thread, in column
+// order (x_j final, then subtracted from the entries after it), which leaves 31
+// independent update chains instead of one dot product per entry.
+template <typename T>
+__device__ __forceinline__ void tile_solve_panel(T* s, int nt, int k, const T* col) {
+  using Chunk = TileChunk<T>;
+  constexpr int V = Chunk::kLen;
+  const int rows = kTile * (nt - 1 - k);
+  for (int R = threadIdx.x; R < rows; R += blockDim.x) {
+    T* t = tile_at(s, k + 1 + R / kTile, k);
+    const int r = R % kTile;
+    T x[kTile];
+#pragma unroll
+    for (int q = 0; q < kTile / V; ++q) {
+      const auto ch = tile_chunk(t, r, q);
+#pragma unroll
+      for (int u = 0; u < V; ++u) x[q * V + u] = Chunk::get(ch, u);
+    }
+#pragma unroll
+    for (int j = 0; j < kTile; ++j) {
+      x[j] *= col[j * (kTile + 1)];
+#pragma unroll
+      for (int q = (j + 1) / V; q < kTile / V; ++q) {
+        const auto ch = *reinterpret_cast<const typename Chunk::type*>(col + j * kTile + q * V);
+#pragma unroll
+        for (int u = 0; u < V; ++u)
+          if (q * V + u > j) x[q * V + u] -= x[j] * Chunk::get(ch, u);
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kTile / V; ++q) {
+      typename Chunk::type ch;
+      T* p = reinterpret_cast<T*>(&ch);
+#pragma unroll
+      for (int u = 0; u < V; ++u) p[u] = x[q * V + u];
+      *reinterpret_cast<typename Chunk::type*>(t + r * kTile + ((q ^ (r & 7)) * V)) = ch;
+    }
+  }
+}
+
+// C -= A B^T for three tiles, by one warp. Lane (ri, ci) = (lane % 8, lane / 8) owns rows
+// ri + 8 a (a < 4) and columns ci + 4 b (b < 8): the chunks of A it reads sit in rows
+// with distinct r & 7 across the warp (no bank conflict), those of B are broadcasts.
+template <typename T>
+__device__ __forceinline__ void tile_gemm_nt(T* c, const T* a, const T* b) {
+  using Chunk = TileChunk<T>;
+  constexpr int V = Chunk::kLen;
+  const int lane = threadIdx.x & 31;
+  const int ri = lane & 7, ci = lane >> 3;
+  T acc[4][8];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = T(0);
+#pragma unroll 1
+  for (int q = 0; q < kTile / V; ++q) {
+    typename Chunk::type av[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) av[i] = tile_chunk(a, ri + 8 * i, q);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const auto bv = tile_chunk(b, ci + 4 * j, q);
+#pragma unroll
+      for (int u = 0; u < V; ++u)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[i][j] += Chunk::get(av[i], u) * Chunk::get(bv, u);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) c[tile_off<T>(ri + 8 * i, ci + 4 * j)] -= acc[i][j];
+}
+
+// Trailing update after tile column k: every tile (I, J), k < J <= I, minus
+// L(I, k) L(J, k)^T, one tile per warp at a time. Diagonal tiles get the full product;
+// their upper part is scratch (never read, stored as 0).
+template <typename T>
+__device__ __forceinline__ void tile_update_trailing(T* s, int nt, int k) {
+  const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  const int m = nt - 1 - k;
+  const int count = m * (m + 1) / 2;
+  for (int l = warp; l < count; l += warps) {
+    int ti, tj;
+    tri_index(l, ti, tj);
+    const int I = k + 1 + ti, J = k + 1 + tj;
+    tile_gemm_nt(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+  }
+}
+
+// Factors the staged lower triangle (nt x nt tiles, padded with the identity past n) in
+// place. Returns the LAPACK info on every thread. (A look-ahead version, which factored
+// diagonal tile k + 1 with warp 0 while the other warps finished the update of step k,
+// was slower at every size measured: the extra barrier phase for tile column k + 1
+// costs more than the little update left to overlap when nt <= 10.)
+template <typename T>
+__device__ int tile_potrf(T* s, T* col, T* cb, int nt, int* info_s) {
+  const int warp = threadIdx.x / 32;
+  if (threadIdx.x == 0) *info_s = 0;
+  for (int k = 0; k < nt; ++k) {
+    if (warp == 0) {
+      const int inf = tile_factor_diag(tile_at(s, k, k), col, cb);
+      if (threadIdx.x == 0 && inf != 0 && *info_s == 0) *info_s = kTile * k + inf;
+    }
+    __syncthreads();
+    if (k + 1 < nt) {
+      tile_solve_panel(s, nt, k, col);
+      __syncthreads();
+      tile_update_trailing(s, nt, k);
+      __syncthreads();
+    }
+  }
+  return *info_s;
+}
+
+}  // namespace cuda
+}  // namespace batchchol

@@ -1,0 +1,33 @@
+// Launchers of the tile potrf family (tile_chol.cuh): one matrix per block, its lower
+// triangle in shared memory as 32 x 32 tiles; real types, n <= tile_max_n<T>().
+// Buffers are contiguous [batch, n, n], row-major; L does not alias A.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace batchchol {
+namespace cuda {
+
+// The packed triangle plus one tile of scratch must fit the 227 KB a block can opt
+// into on sm_90: 10 x 10 tiles in float32, 6 x 6 in float64.
+template <typename T>
+constexpr int tile_max_n() {
+  return std::is_same_v<T, float> ? 320 : std::is_same_v<T, double> ? 192 : 0;
+}
+
+// Whether the tiles of order n fit the shared memory a block of the current device may
+// opt into.
+bool tile_fits(int n, size_t elem_size);
+
+// warps: 8 or 16 warps per block.
+void launch_potrf_tile(const float* A, float* L, int* info, int64_t batch, int n, bool upper,
+                       int warps, cudaStream_t stream);
+void launch_potrf_tile(const double* A, double* L, int* info, int64_t batch, int n, bool upper,
+                       int warps, cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace batchchol

@@ -1,0 +1,130 @@
+// The tile potrf kernel (tile_chol.cuh): staging between memory and the packed tiles,
+// and its launches.
+#include <c10/cuda/CUDAException.h>
+#include <c10/util/Exception.h>
+
+#include <string>
+
+#include "cuda/async_copy.cuh"
+#include "cuda/launch_utils.h"
+#include "cuda/tile_chol.cuh"
+#include "cuda/tile_launch.h"
+
+namespace batchchol {
+namespace cuda {
+namespace {
+
+// Copies the tiles on and below the diagonal of the working matrix W (W = A for a lower
+// factor, A^T for an upper one) into s, entries past n as the identity. Consecutive
+// threads take consecutive addresses of A: along a tile row of W for lower, along a
+// tile column for upper. All copies are in flight at once (cp.async).
+template <typename T, int NT>
+__device__ __forceinline__ void tile_stage_in(T* s, const T* a, int n, int nt, bool upper) {
+  for (int I = 0, J = 0, t = 0; I < nt; ++t) {
+    T* tile = s + t * kTileElems;
+#pragma unroll
+    for (int u = 0; u < kTileElems / NT; ++u) {
+      const int e = threadIdx.x + u * NT;
+      const int r = upper ? (e & 31) : (e >> 5), c = upper ? (e >> 5) : (e & 31);
+      const int i = kTile * I + r, j = kTile * J + c;
+      T* dst = tile + tile_off<T>(r, c);
+      if (i < n && j < n) {
+        cp_async_elem(dst, upper ? a + int64_t(j) * n + i : a + int64_t(i) * n + j);
+      } else {
+        *dst = i == j ? T(1) : T(0);
+      }
+    }
+    if (++J > I) J = 0, ++I;
+  }
+  cp_async_commit();
+  cp_async_wait<0>();
+}
+
+// Writes the whole n x n factor: the factored tiles, zeros above the diagonal (upper:
+// the transpose, with consecutive threads along rows of the output either way).
+template <typename T, int NT>
+__device__ __forceinline__ void tile_stage_out(T* out, const T* s, int n, int nt, bool upper) {
+  for (int I = 0; I < nt; ++I) {
+    for (int J = 0; J < nt; ++J) {
+#pragma unroll
+      for (int u = 0; u < kTileElems / NT; ++u) {
+        const int e = threadIdx.x + u * NT;
+        const int r = e >> 5, c = e & 31;
+        const int i = kTile * I + r, j = kTile * J + c;
+        if (i >= n || j >= n) continue;
+        // Output (i, j) is W's factor at (i, j) (lower) or at (j, i) (upper).
+        const int wi = upper ? J : I, wj = upper ? I : J, wr = upper ? c : r, wc = upper ? r : c;
+        T v = T(0);
+        if (wi > wj || (wi == wj && wc <= wr))
+          v = tile_at(const_cast<T*>(s), wi, wj)[tile_off<T>(wr, wc)];
+        out[int64_t(i) * n + j] = v;
+      }
+    }
+  }
+}
+
+template <typename T, int NT>
+__global__ void __launch_bounds__(NT, 512 / NT)
+    potrf_tile_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info, int n,
+                      int nt, bool upper) {
+  extern __shared__ __align__(16) unsigned char tile_smem_raw[];
+  __shared__ int info_s;
+  T* const s = reinterpret_cast<T*>(tile_smem_raw);
+  T* const col = s + tile_count(nt) * kTileElems;
+  T* const cb = col + kTileElems;
+  const int64_t b = blockIdx.x;
+  const int64_t nn = int64_t(n) * n;
+  tile_stage_in<T, NT>(s, A + b * nn, n, nt, upper);
+  __syncthreads();
+  const int inf = tile_potrf(s, col, cb, nt, &info_s);
+  if (threadIdx.x == 0) info[b] = inf;
+  tile_stage_out<T, NT>(L + b * nn, s, n, nt, upper);
+}
+
+// The packed triangle, the panel solve's tile (col) and the pivot column buffer (cb).
+size_t tile_smem_bytes(int n, size_t elem_size) {
+  const int nt = (n + kTile - 1) / kTile;
+  return (size_t(tile_count(nt) + 1) * kTileElems + 2 * kTile) * elem_size;
+}
+
+template <typename T, int NT>
+void launch_tile(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
+                 cudaStream_t stream) {
+  const int nt = (n + kTile - 1) / kTile;
+  const size_t smem = tile_smem_bytes(n, sizeof(T));
+  TORCH_CHECK(smem <= max_dynamic_smem(), "batchchol: the tile potrf kernel needs ",
+              std::to_string(smem), " bytes of shared memory for n = ", std::to_string(n));
+  auto kernel = potrf_tile_kernel<T, NT>;
+  allow_dynamic_smem(kernel, smem);
+  kernel<<<static_cast<unsigned>(batch), NT, smem, stream>>>(A, L, info, n, nt, upper);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T>
+void launch_tile_any(const T* A, T* L, int* info, int64_t batch, int n, bool upper, int warps,
+                     cudaStream_t stream) {
+  TORCH_CHECK(n >= 1 && n <= tile_max_n<T>(), "batchchol: the tile potrf kernels do not serve n = ",
+              std::to_string(n));
+  if (warps == 16) return launch_tile<T, 512>(A, L, info, batch, n, upper, stream);
+  launch_tile<T, 256>(A, L, info, batch, n, upper, stream);
+}
+
+}  // namespace
+
+bool tile_fits(int n, size_t elem_size) {
+  // The kernel's one static int (info_s) comes out of the same budget.
+  return tile_smem_bytes(n, elem_size) + 16 <= max_dynamic_smem();
+}
+
+void launch_potrf_tile(const float* A, float* L, int* info, int64_t batch, int n, bool upper,
+                       int warps, cudaStream_t stream) {
+  launch_tile_any(A, L, info, batch, n, upper, warps, stream);
+}
+
+void launch_potrf_tile(const double* A, double* L, int* info, int64_t batch, int n, bool upper,
+                       int warps, cudaStream_t stream) {
+  launch_tile_any(A, L, info, batch, n, upper, warps, stream);
+}
+
+}  // namespace cuda
+}  // namespace batchchol
