@@ -16,6 +16,8 @@
 #include "cuda/potrf_block.cuh"
 #include "cuda/potrf_device.cuh"
 
+#include <type_traits>
+
 namespace batchchol {
 namespace cuda {
 
@@ -49,16 +51,24 @@ __device__ __forceinline__ int tile_off(int r, int c) {
   return r * kTile + (((c / V) ^ (r & 7)) * V) + c % V;
 }
 
-template <typename T>
-__device__ __forceinline__ T* tile_at(T* s, int I, int J) {
+// Tile (I, J), I >= J, of the packed triangle (const or not).
+template <typename P>
+__device__ __forceinline__ P* tile_at(P* s, int I, int J) {
   return s + (I * (I + 1) / 2 + J) * kTileElems;
 }
 
-// Chunk q of row r of a tile.
+// Chunk q of row r of a tile, in place (const or not).
+template <typename P>
+__device__ __forceinline__ auto tile_chunk_ref(P* t, int r, int q) -> decltype(auto) {
+  using T = std::remove_const_t<P>;
+  using C = std::conditional_t<std::is_const_v<P>, const typename TileChunk<T>::type,
+                               typename TileChunk<T>::type>;
+  return *reinterpret_cast<C*>(t + r * kTile + ((q ^ (r & 7)) * TileChunk<T>::kLen));
+}
+
 template <typename T>
 __device__ __forceinline__ typename TileChunk<T>::type tile_chunk(const T* t, int r, int q) {
-  constexpr int V = TileChunk<T>::kLen;
-  return *reinterpret_cast<const typename TileChunk<T>::type*>(t + r * kTile + ((q ^ (r & 7)) * V));
+  return tile_chunk_ref(t, r, q);
 }
 
 // Factors diagonal tile d with one warp, lane r holding row r in registers, and leaves
@@ -148,7 +158,7 @@ __device__ __forceinline__ void tile_solve_panel(T* s, int nt, int k, const T* c
       T* p = reinterpret_cast<T*>(&ch);
 #pragma unroll
       for (int u = 0; u < V; ++u) p[u] = x[q * V + u];
-      *reinterpret_cast<typename Chunk::type*>(t + r * kTile + ((q ^ (r & 7)) * V)) = ch;
+      tile_chunk_ref(t, r, q) = ch;
     }
   }
 }

@@ -56,7 +56,7 @@ __device__ __forceinline__ void tile_stage_out(T* out, const T* s, int n, int nt
         const int wi = upper ? J : I, wj = upper ? I : J, wr = upper ? c : r, wc = upper ? r : c;
         T v = T(0);
         if (wi > wj || (wi == wj && wc <= wr))
-          v = tile_at(const_cast<T*>(s), wi, wj)[tile_off<T>(wr, wc)];
+          v = tile_at(s, wi, wj)[tile_off<T>(wr, wc)];
         out[int64_t(i) * n + j] = v;
       }
     }
