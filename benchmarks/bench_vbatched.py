@@ -4,13 +4,15 @@ For each size distribution (seed papers: uniform in [1, Nmax]; skewed, 1% at Nma
 and 99% uniform in [1, Nmax/10]; Gaussian around Nmax/2; 384 +- r), Nmax, batch
 and dtype, times in one process:
   ours      potrf_vbatched with the default kernel choice, and each kernel family
-            (registers / shared / greedy / lazy / binned, BATCHCHOL_VBATCHED_KERNEL; a
-            family that does not apply falls back to the default);
+            (registers / shared / greedy / lazy / binned / tile / tile-one,
+            BATCHCHOL_VBATCHED_KERNEL; a family that does not apply falls back to the
+            default);
   bucketed  torch.linalg.cholesky_ex on one stacked batch per distinct size;
   padded    torch.linalg.cholesky_ex on the batch padded to Nmax with identity
             blocks (factor only: the padding itself is not timed);
   fixed     our fixed-size potrf at the size with the same mean work (uniform
-            distributions), for the useful-GFLOP/s ratio;
+            distributions, and 'equal': every matrix at Nmax, chosen with --dists),
+            for the useful-GFLOP/s ratio;
 and for posv (one right-hand side) ours against cholesky_ex + cholesky_solve on
 buckets and on the padded batch. Metadata is on the GPU with max_n given (no sync).
 
@@ -25,10 +27,12 @@ import torch
 import torch_batchchol  # noqa: F401
 from common import environment, format_table, log, time_ms, write_json
 
-FAMILIES = ["registers", "shared", "greedy", "lazy", "binned"]
+FAMILIES = ["registers", "shared", "greedy", "lazy", "binned", "tile", "tile-one"]
 
 
 def sample_sizes(dist, nmax, batch, gen):
+    if dist == "equal":  # every matrix at Nmax: the ragged path's cost over fixed-size
+        return torch.full((batch,), nmax, dtype=torch.int64)
     if dist == "uniform":
         return torch.randint(1, nmax + 1, (batch,), generator=gen)
     if dist == "skewed":
@@ -104,7 +108,7 @@ def run_point(dist, nmax, batch, dtype, device, args, gen):
     best = min(x for x in (rec["bucketed_ms"], rec["padded_ms"]) if x is not None)
     rec["speedup"] = best / rec["ours_ms"]
     rec["useful_gflops"] = flops / (rec["ours_ms"] * 1e6)
-    if dist == "uniform":
+    if dist in ("uniform", "equal"):
         neq = max(1, round(float((n.double() ** 3).mean()) ** (1 / 3)))
         Af = torch.eye(neq, dtype=dtype, device=device) * (neq + 1) + torch.rand(
             batch, neq, neq, dtype=dtype, device=device)
@@ -136,9 +140,10 @@ def run_point(dist, nmax, batch, dtype, device, args, gen):
 
 
 def points(args):
-    dists = ["uniform", "skewed", "gaussian"]
     for nmax in args.nmax:
-        for dist in dists + (["384+-0", "384+-100", "384+-200"] if nmax == 512 else []):
+        for dist in args.dists:
+            if dist.startswith("384") and nmax != 512:
+                continue
             for batch in args.batches:
                 if nmax == 512 and batch > 5000 and not args.big:
                     continue  # 50,000 matrices of up to 512^2 exceed the GPU's memory
@@ -176,6 +181,8 @@ def main():
     p.add_argument("--nmax", default="32,128,512")
     p.add_argument("--batches", default="5000,50000")
     p.add_argument("--dtypes", default="float32,float64")
+    p.add_argument("--dists", default="uniform,skewed,gaussian,384+-0,384+-100,384+-200",
+                   help="size distributions (384+-r only at Nmax = 512; 'equal': all at Nmax)")
     p.add_argument("--big", action="store_true", help="also 50,000 matrices at Nmax = 512")
     p.add_argument("--quick", action="store_true", help="tiny sweep (smoke test)")
     p.add_argument("--warmup", type=int, default=2)
@@ -189,6 +196,7 @@ def main():
     args.nmax = [int(x) for x in args.nmax.split(",")]
     args.batches = [int(x) for x in args.batches.split(",")]
     args.dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
+    args.dists = args.dists.split(",")
     if args.quick:
         args.nmax, args.batches, args.dtypes = [32, 128], [500], [torch.float64]
     args.mem_limit = torch.cuda.get_device_properties(device).total_memory * 0.5
@@ -206,11 +214,13 @@ def main():
         torch.cuda.empty_cache()
     cols = [("dist", 10, ""), ("Nmax", 6, ""), ("batch", 7, ""), ("dtype", 9, ""),
             ("ours", 9, ".3f"), ("regs", 9, ".3f"), ("shared", 9, ".3f"), ("greedy", 9, ".3f"),
-            ("lazy", 9, ".3f"), ("binned", 9, ".3f"), ("bucket", 9, ".3f"), ("padded", 9, ".3f"), ("speedup", 8, ".1f"),
+            ("lazy", 9, ".3f"), ("binned", 9, ".3f"), ("tile", 9, ".3f"), ("tile1", 9, ".3f"),
+            ("bucket", 9, ".3f"), ("padded", 9, ".3f"), ("speedup", 8, ".1f"),
             ("vs_fix", 7, ".2f"), ("posv", 9, ".3f"), ("p_bkt", 9, ".3f"), ("p_pad", 9, ".3f"),
             ("p_spd", 7, ".1f")]
     rows = [[r["dist"], r["nmax"], r["batch"], r["dtype"], r["ours_ms"], r["registers_ms"],
-             r["shared_ms"], r["greedy_ms"], r["lazy_ms"], r["binned_ms"], r["bucketed_ms"], r["padded_ms"],
+             r["shared_ms"], r["greedy_ms"], r["lazy_ms"], r["binned_ms"], r["tile_ms"],
+             r["tile-one_ms"], r["bucketed_ms"], r["padded_ms"],
              r["speedup"], r.get("vs_fixed"), r["posv_ms"], r["posv_bucketed_ms"],
              r["posv_padded_ms"], r["posv_speedup"]] for r in records]
     print(format_table("potrf_vbatched / posv_vbatched (ms; speedup = best workaround / ours; "

@@ -1,6 +1,8 @@
 """The *_vbatched ops on ragged batches against per-matrix torch.linalg: every
 kernel family, upper/lower, gaps and out-of-order blocks, host and device metadata."""
 
+import functools
+
 import pytest
 import torch
 
@@ -11,13 +13,14 @@ from conftest import (
     assert_close_rel,
     break_minor,
     cond2,
+    make_spd,
     ops,
     tol,
     to_ref,
 )
 from vbatched_util import SIZE_SETS, RaggedCase, blocks_of
 
-CUDA_FAMILIES = ["registers", "shared", "greedy", "lazy", "binned"]
+CUDA_FAMILIES = ["registers", "shared", "greedy", "lazy", "binned", "tile", "tile-one"]
 
 
 def check_outside_is_zero(out, sizes, offsets, cols=None):
@@ -58,6 +61,47 @@ def test_potrf_vbatched_cuda_families(monkeypatch, family, dtype, sizes, upper):
     check_outside_is_zero(L, c.sizes, c.offsets)
     for A, Li in zip(c.spd, blocks_of(L, c.sizes, c.offsets)):
         assert_backward_error(A, Li, upper)
+
+
+@functools.lru_cache(maxsize=2)
+def _many_sizes_case(dtype):
+    """1,500 matrices of sizes 1..229 on the GPU, grouped by size, with a negative
+    diagonal entry at a chosen minor in one matrix of most sizes above 33."""
+    g = torch.Generator().manual_seed(1)
+    sizes = torch.randint(1, 230, (1500,), generator=g)
+    offsets = torch.cumsum(sizes * sizes, 0) - sizes * sizes
+    values = torch.empty(int((sizes * sizes).sum()), dtype=dtype, device="cuda")
+    groups, expect = [], [0] * len(sizes)
+    for s in sizes.unique().tolist():
+        idx = (sizes == s).nonzero().view(-1)
+        A = make_spd((len(idx),), s, dtype, "cpu", cond=100.0)
+        if s > 33 and len(idx) > 1:
+            m = (1, 32, 33, s // 2 + 1, s)[s % 5]  # first, tile edges, inside, last
+            A[0, m - 1, m - 1] = -1.0
+            expect[int(idx[0])] = m
+        where = (offsets[idx][:, None] + torch.arange(s * s)[None, :]).view(-1).cuda()
+        values[where] = A.reshape(-1).to("cuda")
+        groups.append((idx, where, A))
+    return sizes, offsets, values, groups, expect
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("family", ["tile", "tile-one", "binned"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("upper", [False, True])
+def test_potrf_vbatched_cuda_many(monkeypatch, family, dtype, upper):
+    # More matrices than the persistent tile launches have blocks, of every tile count
+    # up to past the tile family's largest order (float64 192), with failing minors in
+    # every group: each matrix gets its own factor and info, on host and device metadata.
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
+    sizes, offsets, values, groups, expect = _many_sizes_case(dtype)
+    for meta in ((sizes, offsets), (sizes.cuda(), offsets.cuda())):
+        L, info = ops.potrf_vbatched(values, *meta, 229, upper)
+        assert info.tolist() == expect
+        for idx, where, A in groups:
+            ok = torch.tensor([expect[i] == 0 for i in idx.tolist()])
+            Li = L[where].view(A.shape)[ok]
+            assert_backward_error(A[ok], Li, upper, what=f"potrf_vbatched n={A.shape[-1]}")
 
 
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
@@ -168,10 +212,36 @@ def test_device_metadata_invalid_entries_are_flagged():
     L, info = ops.potrf_vbatched(c.A, n.cuda(), off.cuda(), 8, False)
     assert info.tolist() == [0, -1, -2, -3, -4]
     assert_backward_error(c.spd[0], blocks_of(L, [4], c.offsets[:1])[0], False)
+    assert (L[16:] == 0).all()
     blocks, B, b_off = c.rhs(1)
     X = ops.potrs_vbatched(L, n.cuda(), off.cuda(), B, b_off.cuda(), 1, 8, False)
     assert torch.isnan(X[int(b_off[4]): int(b_off[4]) + 7]).all()
     assert torch.isfinite(X[: 4]).all()
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+@pytest.mark.parametrize("gap", [0, 3])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("on_device", [False, True])
+def test_potrf_vbatched_zero_outside_blocks(device, gap, reverse, on_device):
+    # NaN between the blocks and before the first one, blocks in and out of offset
+    # order: L is the factor inside each block and zero everywhere else (on CUDA only
+    # the gaps are zeroed for blocks in order, the whole buffer otherwise).
+    if on_device and device == "cpu":
+        pytest.skip("device metadata needs a GPU")
+    c = RaggedCase(SIZE_SETS["medium"], torch.float64, device, gap=gap, reverse=reverse)
+    lead = 2 * gap
+    A = torch.cat([torch.full((lead,), float("nan"), dtype=c.dtype, device=device), c.A])
+    offsets = c.offsets + lead
+    n, off = (c.n.cuda(), offsets.cuda()) if on_device else (c.n, offsets)
+    _, B, b_off = c.rhs(1)
+    b_off = b_off.to(n.device)
+    for fn in (lambda: ops.potrf_vbatched(A, n, off, 70, False)[0],
+               lambda: ops.posv_vbatched(A, n, off, B, b_off, 1, 70, False)[1]):
+        L = fn()
+        check_outside_is_zero(L, c.sizes, offsets)
+        for Ai, Li in zip(c.spd, blocks_of(L, c.sizes, offsets)):
+            assert_backward_error(Ai, Li, False)
 
 
 @pytest.mark.parametrize("device", DEVICE_PARAMS)

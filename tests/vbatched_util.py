@@ -5,12 +5,15 @@ import torch
 from conftest import make_rhs, make_spd, make_tri
 
 # Size lists covering each CUDA kernel family: all <= 32 (registers), up to 64
-# (shared memory or blocked), and beyond 32-wide panels with odd remainders.
+# (shared memory or blocked), beyond 32-wide panels with odd remainders, and every
+# tile-count group of the tile family.
 SIZE_SETS = {
     "tiny": [1, 0, 3, 2, 4],
     "small": [5, 17, 1, 32, 8, 0, 31, 12],
     "medium": [33, 7, 64, 1, 40, 0, 65, 20],
     "large": [130, 3, 97, 64, 1],
+    # every tile count of the tile family (float64 to 192, float32 to 320) and past it
+    "tiles": [193, 40, 100, 33, 161, 2, 64, 129, 96, 321],
 }
 
 

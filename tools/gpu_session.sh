@@ -76,7 +76,7 @@ for what in "${@:-tests}"; do
     ;;
   bench-vbatched)
     stamp bench-vbatched
-    timeout ${VB_LIMIT:-240} python3 benchmarks/bench_vbatched.py ${VB_ARGS:-} --json "$OUT/bench_vbatched.json" \
+    timeout ${VB_LIMIT:-480} python3 benchmarks/bench_vbatched.py ${VB_ARGS:-} --json "$OUT/bench_vbatched.json" \
       --plot "$OUT/bench_vbatched.png" > "$OUT/bench_vbatched.txt" 2>"$OUT/bench_vbatched_progress.txt"
     cat "$OUT/bench_vbatched.txt"; tail -3 "$OUT/bench_vbatched_progress.txt"
     ;;

@@ -94,7 +94,7 @@ def ragged_workload(dtypes, quick):
     from torch_batchchol import ragged
 
     ops = torch.ops.batchchol
-    sizes = [5, 33, 1, 17, 70, 32, 0, 64] if not quick else [5, 33, 17, 40]
+    sizes = [5, 33, 1, 17, 70, 32, 0, 64, 130] if not quick else [5, 33, 17, 40]
     for dtype in dtypes:
         mats = []
         for n in sizes:
@@ -102,21 +102,21 @@ def ragged_workload(dtypes, quick):
             mats.append(X @ X.mH + n * torch.eye(n, dtype=dtype, device="cuda"))
         r = ragged.pack(mats)
         b, boff, k = ragged.pack_rhs([torch.randn(n, 3, dtype=dtype, device="cuda") for n in sizes], r.n)
-        for fam in ("registers", "shared", "greedy", "lazy", "binned"):
+        for fam in ("registers", "shared", "greedy", "lazy", "binned", "tile", "tile-one"):
             os.environ["BATCHCHOL_VBATCHED_KERNEL"] = fam
             for upper in (False, True):
                 for meta in ((r.n, r.offsets, boff), (r.n.cuda(), r.offsets.cuda(), boff.cuda())):
                     n, off, bo = meta
-                    L, info = ops.potrf_vbatched(r.values, n, off, 80, upper)
-                    ops.potrs_vbatched(L, n, off, b, bo, k, 80, upper)
+                    L, info = ops.potrf_vbatched(r.values, n, off, 140, upper)
+                    ops.potrs_vbatched(L, n, off, b, bo, k, 140, upper)
                     ops.posv_vbatched(r.values, n, off, b, bo, k, None, upper)
-                    ops.trsm_vbatched(L, n, off, b, bo, k, 80, upper, True, True, False)
+                    ops.trsm_vbatched(L, n, off, b, bo, k, 140, upper, True, True, False)
         os.environ.pop("BATCHCHOL_VBATCHED_KERNEL")
         bad_n = r.n.clone()
         bad_n[1] = 500
         bad_off = r.offsets.clone()
         bad_off[2] = r.values.numel() - 3
-        ops.posv_vbatched(r.values, bad_n.cuda(), bad_off.cuda(), b, boff.cuda(), k, 80, False)
+        ops.posv_vbatched(r.values, bad_n.cuda(), bad_off.cuda(), b, boff.cuda(), k, 140, False)
         x = ops._gemm_vbatched(r.values, r.offsets.cuda(), -1, -1, True, r.values, r.offsets.cuda(),
                                -1, -1, False, r.n.cuda(), r.offsets.cuda(), r.values.numel())
         ops._tri_vbatched(x, r.n.cuda(), r.offsets.cuda(), 2)

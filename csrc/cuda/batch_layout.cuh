@@ -50,5 +50,17 @@ struct RaggedLayout {
   bool first_step_varies() const { return lazy; }
 };
 
+// [begin, end) of groups g_lo..g_hi in a list grouped by the counts of its groups
+// (TileGroups, ragged_bins.h).
+__device__ __forceinline__ void group_range(const int* counts, int g_lo, int g_hi, int& begin,
+                                            int& end) {
+  begin = 0;
+  end = 0;
+  for (int g = 0; g <= g_hi; ++g) {
+    if (g == g_lo) begin = end;
+    end += counts[g];
+  }
+}
+
 }  // namespace cuda
 }  // namespace batchchol

@@ -17,7 +17,8 @@ struct FastDiv {
   uint32_t d = 1, mul = 1, shift = 0;
 
   FastDiv() = default;
-  explicit FastDiv(uint32_t divisor) : d(divisor) {
+  // Host or device (a ragged kernel builds one per matrix).
+  __host__ __device__ explicit FastDiv(uint32_t divisor) : d(divisor) {
     shift = 0;
     while ((uint64_t(1) << shift) < d) ++shift;
     mul = uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << shift) - d)) / d + 1);

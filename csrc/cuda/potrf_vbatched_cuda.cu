@@ -4,8 +4,15 @@
 //   shared      one block per matrix in shared memory (max_n must fit)
 //   greedy      blocked panels, every matrix starting at the first step
 //   lazy        blocked panels, each matrix starting so that all end on the last step
-//   binned      (default for max_n > 32) registers for the matrices with n <= 32 and
-//               lazy for the others: launches over the batch, each serving its bin
+//   binned      registers for the matrices with n <= 32 and lazy for the others:
+//               launches over the batch, each serving its bin
+//   tile        (default for max_n > 32, real dtypes) registers for n <= 32, the wide
+//               family (wide_chol.cuh) up to wide_max_n, the tile family (tile_chol.cuh)
+//               up to tile_max_n, lazy for the rest; the matrices of the wide and tile
+//               families grouped by tile count on the device (ragged_bins.h), one launch
+//               per group with that group's shared memory and warps
+//   tile-one    as tile, but one launch for all the tile family's groups, with the
+//               largest group's shared memory
 // BATCHCHOL_VBATCHED_KERNEL names one where it applies (benchmarks/bench_vbatched.py
 // compares them).
 #include <ATen/Dispatch.h>
@@ -13,30 +20,57 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "common/ops_vbatched.h"
 #include "common/ragged.h"
 #include "cuda/launch_utils.h"
 #include "cuda/potrf_layout_launch.cuh"
 #include "cuda/potrf_ragged_kernels.cuh"
+#include "cuda/ragged_bins.h"
 #include "cuda/ragged_launch.h"
+#include "cuda/tile_launch.h"
+#include "cuda/wide_launch.h"
 
 namespace batchchol {
 namespace cuda {
 
 namespace {
 
-enum class RaggedKernel { kRegisters, kShared, kGreedy, kLazy, kBinned };
-constexpr const char* kRaggedKernelNames[] = {"registers", "shared", "greedy", "lazy", "binned"};
+enum class RaggedKernel { kRegisters, kShared, kGreedy, kLazy, kBinned, kTile, kTileOne };
+constexpr const char* kRaggedKernelNames[] = {"registers", "shared", "greedy", "lazy",
+                                              "binned",    "tile",   "tile-one"};
+constexpr int kRaggedKernelCount = 7;
 constexpr int kSmallBin = 32;  // the registers kernel's largest n
+
+// Largest size the tile family takes in a batch of sizes up to max_n (its share is
+// kSmallBin + 1 .. that), or 0 where it takes none: complex dtypes, max_n <= kSmallBin,
+// or a device whose shared memory does not hold the tiles.
+template <typename T>
+int tile_share_hi(int max_n) {
+  const int hi = std::min(max_n, tile_max_n<T>());
+  return hi > kSmallBin && tile_fits(hi, sizeof(T)) ? hi : 0;
+}
+
+// Warps per block for matrices of nt tiles per side, as the fixed-size dispatch
+// (potrf_cuda.cu): 8 while two blocks fit an SM, 16 beyond.
+template <typename T>
+int tile_warps(int nt) {
+  return nt <= (std::is_same_v<T, float> ? 6 : 4) ? 8 : 16;
+}
 
 template <typename T>
 bool ragged_kernel_applies(RaggedKernel k, int max_n) {
   switch (k) {
     case RaggedKernel::kRegisters: return max_n <= kSmallBin;
     case RaggedKernel::kShared: return shared_fits<T>(max_n);
+    case RaggedKernel::kTile:
+    case RaggedKernel::kTileOne:
+      return tile_share_hi<T>(max_n) > 0 &&
+             (max_n <= tile_share_hi<T>(max_n) || blocked_fits<T>(max_n));
     default: return blocked_fits<T>(max_n);  // the blocked families, binned's second launch
   }
 }
@@ -44,13 +78,14 @@ bool ragged_kernel_applies(RaggedKernel k, int max_n) {
 template <typename T>
 RaggedKernel choose_ragged_kernel(int max_n) {
   if (const char* forced = std::getenv("BATCHCHOL_VBATCHED_KERNEL")) {
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < kRaggedKernelCount; ++i) {
       const auto k = static_cast<RaggedKernel>(i);
       if (std::strcmp(forced, kRaggedKernelNames[i]) == 0 && ragged_kernel_applies<T>(k, max_n))
         return k;
     }
   }
   if (max_n <= kSmallBin) return RaggedKernel::kRegisters;
+  if (ragged_kernel_applies<T>(RaggedKernel::kTile, max_n)) return RaggedKernel::kTile;
   if (ragged_kernel_applies<T>(RaggedKernel::kLazy, max_n)) return RaggedKernel::kBinned;
   TORCH_CHECK_VALUE(ragged_kernel_applies<T>(RaggedKernel::kShared, max_n), kPotrfV,
                     ": max_n = ", std::to_string(max_n),
@@ -94,13 +129,38 @@ void launch_registers_bins(const T* A, T* L, int* info, int64_t count, RaggedLay
   launch_registers_ragged<T, kSmallBin>(A, L, info, count, lay, upper, stream);
 }
 
+// The share of the batch with sizes kSmallBin + 1 .. hi, grouped by tile count on the
+// device: groups of up to wide_max_n<T>() to the wide family (as the fixed-size
+// dispatch: float64 33..64, float32 33..128; tile ran 2.7x slower at float64 n = 64),
+// the others to the tile family, one launch per group, or with `one` a single tile
+// launch for all of its groups.
+template <typename T>
+void launch_tile_share(const T* A, T* L, int* info, const RaggedBatch& rb, int hi, bool one,
+                       bool upper, cudaStream_t stream) {
+  if constexpr (tile_max_n<T>() > 0) {
+    const TileGroups tg = group_by_tiles(rb, kSmallBin + 1, hi);
+    // Groups g_wide.. have at most wide_max_n<T>() / 32 tiles per side.
+    const int g_wide = std::max(0, tg.nt_hi - wide_max_n<T>() / kPanel);
+    for (int g = g_wide; g < tg.groups; ++g)
+      launch_potrf_wide_group(A, L, info, rb, tg, g, upper, stream);
+    if (g_wide == 0) return;
+    if (one) {
+      return launch_potrf_tile_groups(A, L, info, rb, tg, 0, g_wide - 1, upper,
+                                      tile_warps<T>(tg.nt_hi), stream);
+    }
+    for (int g = 0; g < g_wide; ++g)
+      launch_potrf_tile_groups(A, L, info, rb, tg, g, g, upper, tile_warps<T>(tg.nt_hi - g), stream);
+  }
+}
+
 template <typename T>
 void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool upper,
                    cudaStream_t stream) {
   const int max_n = static_cast<int>(rb.max_n);
   RaggedLayout lay{rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(),
                    rb.status.defined() ? rb.status.const_data_ptr<int>() : nullptr, 0, false};
-  switch (choose_ragged_kernel<T>(max_n)) {
+  const RaggedKernel k = choose_ragged_kernel<T>(max_n);
+  switch (k) {
     case RaggedKernel::kRegisters:
       return launch_registers_bins(A, L, info, rb.count, lay, max_n, upper, stream);
     case RaggedKernel::kShared:
@@ -114,6 +174,17 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
     case RaggedKernel::kBinned: {
       launch_registers_bins(A, L, info, rb.count, lay, kSmallBin, upper, stream);
       lay.lo = kSmallBin + 1;
+      lay.steps = (max_n + kPanel - 1) / kPanel;
+      lay.lazy = true;
+      return launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, stream);
+    }
+    case RaggedKernel::kTile:
+    case RaggedKernel::kTileOne: {
+      launch_registers_bins(A, L, info, rb.count, lay, kSmallBin, upper, stream);
+      const int hi = tile_share_hi<T>(max_n);
+      launch_tile_share(A, L, info, rb, hi, /*one=*/k == RaggedKernel::kTileOne, upper, stream);
+      if (max_n <= hi) return;
+      lay.lo = hi + 1;
       lay.steps = (max_n + kPanel - 1) / kPanel;
       lay.lazy = true;
       return launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, stream);
@@ -143,7 +214,7 @@ std::tuple<at::Tensor, at::Tensor> potrf_vbatched_cuda(const at::Tensor& A, cons
   const c10::cuda::OptionalCUDAGuard guard(A.device());
   const RaggedBatch rb = prepare_ragged(kPotrfV, A, n, offsets, max_n);
   const at::Tensor Ac = A.contiguous();
-  at::Tensor L = at::zeros_like(Ac);
+  at::Tensor L = cuda::ragged_matrix_output(Ac, rb);
   at::Tensor info = at::empty({rb.count}, A.options().dtype(at::kInt));
   cuda::launch_potrf_ragged(Ac, L, info, rb, upper);
   return {L, info};

@@ -9,6 +9,10 @@
 namespace batchchol {
 namespace cuda {
 
+// A buffer shaped like `values` for L: zero outside the valid blocks, uninitialized
+// inside them (the potrf kernels write those in full). Asynchronous, no host sync.
+at::Tensor ragged_matrix_output(const at::Tensor& values, const RaggedBatch& rb);
+
 // L (zeroed by the caller outside the blocks) and info for the matrices of A.
 void launch_potrf_ragged(const at::Tensor& A, at::Tensor& L, at::Tensor& info,
                          const RaggedBatch& rb, bool upper);

@@ -94,7 +94,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_vbatched_cuda(
       prepare_ragged_solve(kPosvV, "A", A, n, offsets, B, b_offsets, k, max_n, /*left=*/true);
   const c10::cuda::OptionalCUDAGuard guard(A.device());
   const at::Tensor Ac = A.contiguous(), Bc = B.contiguous();
-  at::Tensor L = at::zeros_like(Ac);
+  at::Tensor L = cuda::ragged_matrix_output(Ac, rb);
   at::Tensor X = at::zeros_like(Bc);
   at::Tensor info = at::empty({rb.count}, A.options().dtype(at::kInt));
   cuda::launch_potrf_ragged(Ac, L, info, rb, upper);

@@ -1,6 +1,6 @@
 // Launchers of the tile potrf family (tile_chol.cuh): one matrix per block, its lower
 // triangle in shared memory as 32 x 32 tiles; real types, n <= tile_max_n<T>().
-// Buffers are contiguous [batch, n, n], row-major; L does not alias A.
+// Buffers are contiguous [batch, n, n] (or ragged), row-major; L does not alias A.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,7 +10,9 @@
 #include <type_traits>
 
 namespace batchchol {
+struct RaggedBatch;
 namespace cuda {
+struct TileGroups;
 
 // The packed triangle plus one tile of scratch must fit the 227 KB a block can opt
 // into on sm_90: 10 x 10 tiles in float32, 6 x 6 in float64.
@@ -28,6 +30,16 @@ void launch_potrf_tile(const float* A, float* L, int* info, int64_t batch, int n
                        int warps, cudaStream_t stream);
 void launch_potrf_tile(const double* A, double* L, int* info, int64_t batch, int n, bool upper,
                        int warps, cudaStream_t stream);
+
+// Ragged batches: the matrices of groups [g_lo, g_hi] of tg (ragged_bins.h), in one
+// launch sized for group g_lo's tile count; their info entries are written, nothing
+// else of the batch is touched.
+void launch_potrf_tile_groups(const float* A, float* L, int* info, const RaggedBatch& rb,
+                              const TileGroups& tg, int g_lo, int g_hi, bool upper, int warps,
+                              cudaStream_t stream);
+void launch_potrf_tile_groups(const double* A, double* L, int* info, const RaggedBatch& rb,
+                              const TileGroups& tg, int g_lo, int g_hi, bool upper, int warps,
+                              cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace batchchol

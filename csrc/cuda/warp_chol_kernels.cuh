@@ -25,7 +25,7 @@ struct StageLayout {
 };
 
 template <int P>
-inline StageLayout make_stage_layout(int n) {
+__host__ __device__ inline StageLayout make_stage_layout(int n) {
   StageLayout s;
   s.n = n;
   s.pitch = n | 1;

@@ -18,6 +18,7 @@
 // for the raw entries a_j of column k.
 #pragma once
 
+#include "cuda/batch_layout.cuh"
 #include "cuda/warp64_chol.cuh"
 
 namespace batchchol {
@@ -147,6 +148,37 @@ __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
   if (threadIdx.x == 32 * (NW - 1)) info[b] = inf;
   __syncthreads();
   stage_out(L + b * nn, mat, nn, lay, vec, upper);
+}
+
+// Ragged batches: block i factors matrix i of group g of a TileGroups list (ragged_bins.h:
+// all with 32 (NW - 1) < n <= 32 NW), staged with its own layout; the grid covers the
+// whole batch, and blocks past the group's end leave at once. (A persistent grid
+// looping over the group spilled 1 KB of registers in float64.)
+template <typename T, int NW>
+__global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
+    potrf_wide_list_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
+                           const int64_t* __restrict__ offsets, const int* __restrict__ sizes,
+                           const int* __restrict__ counts, const int* __restrict__ list, int g,
+                           bool upper) {
+  extern __shared__ __align__(16) unsigned char wide_smem_raw[];
+  T* const colbuf = reinterpret_cast<T*>(wide_smem_raw);
+  T* const mat = colbuf + wide_colbuf<NW>();
+  int begin, end;
+  group_range(counts, g, g, begin, end);
+  const int i = begin + int(blockIdx.x);
+  if (i >= end) return;
+  const int b = list[i];
+  const int64_t o = offsets[b];
+  const StageLayout lay = make_stage_layout<32>(sizes[b]);
+  const int nn = lay.n * lay.n;
+  const bool vec = nn % (16 / sizeof(T)) == 0 &&
+                   ((reinterpret_cast<uintptr_t>(A + o) | reinterpret_cast<uintptr_t>(L + o)) % 16) == 0;
+  stage_in<T, 16>(mat, A + o, nn, lay, vec);
+  __syncthreads();
+  const int inf = wide_potrf<T, NW>(mat, lay.pitch, lay.n, upper, colbuf);
+  if (threadIdx.x == 32 * (NW - 1)) info[b] = inf;
+  __syncthreads();
+  stage_out(L + o, mat, nn, lay, vec, upper);
 }
 
 }  // namespace cuda

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "cuda/ragged_bins.h"
 #include "cuda/warp_chol_launch.cuh"
 #include "cuda/wide_chol.cuh"
 #include "cuda/wide_launch.h"
@@ -37,7 +38,42 @@ void launch_wide_any(const T* A, T* L, int* info, int64_t batch, int n, bool upp
   }
 }
 
+template <typename T, int NW>
+void launch_wide_list(const T* A, T* L, int* info, const RaggedBatch& rb, const TileGroups& tg,
+                      int g, bool upper, cudaStream_t stream) {
+  const size_t smem = (wide_colbuf<NW>() + size_t(32 * NW) * (32 * NW | 1)) * sizeof(T);
+  auto kernel = potrf_wide_list_kernel<T, NW>;
+  allow_dynamic_smem(kernel, smem);
+  kernel<<<static_cast<unsigned>(rb.count), 32 * NW, smem, stream>>>(
+      A, L, info, rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(),
+      tg.counts(), tg.list(), g, upper);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T>
+void launch_wide_group_any(const T* A, T* L, int* info, const RaggedBatch& rb,
+                           const TileGroups& tg, int g, bool upper, cudaStream_t stream) {
+  const int nw = tg.nt_hi - g;
+  TORCH_CHECK(g >= 0 && g < tg.groups && nw >= 2 && 32 * nw <= wide_max_n<T>(),
+              "batchchol: the wide potrf kernels do not serve tile group ", g);
+  if (nw == 2) return launch_wide_list<T, 2>(A, L, info, rb, tg, g, upper, stream);
+  if constexpr (wide_max_n<T>() > 64) {
+    if (nw == 3) return launch_wide_list<T, 3>(A, L, info, rb, tg, g, upper, stream);
+    return launch_wide_list<T, 4>(A, L, info, rb, tg, g, upper, stream);
+  }
+}
+
 }  // namespace
+
+void launch_potrf_wide_group(const float* A, float* L, int* info, const RaggedBatch& rb,
+                             const TileGroups& tg, int g, bool upper, cudaStream_t stream) {
+  launch_wide_group_any(A, L, info, rb, tg, g, upper, stream);
+}
+
+void launch_potrf_wide_group(const double* A, double* L, int* info, const RaggedBatch& rb,
+                             const TileGroups& tg, int g, bool upper, cudaStream_t stream) {
+  launch_wide_group_any(A, L, info, rb, tg, g, upper, stream);
+}
 
 void launch_potrf_wide(const float* A, float* L, int* info, int64_t batch, int n, bool upper,
                        cudaStream_t stream) {

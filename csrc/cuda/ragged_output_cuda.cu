@@ -1,0 +1,78 @@
+// ragged_matrix_output (ragged_launch.h): the output buffer of the ragged potrf kernels
+// without a memset of the whole buffer. Those kernels write every element of each valid
+// block, so only what lies outside the blocks needs its zeros: with the blocks in
+// offset order (what packing produces), each block's thread zeroes the gap up to the
+// next block. A batch out of order, or with an invalid block, raises a device flag, and
+// a second kernel, which returns at once while the flag is clear, zeroes everything.
+// (A memset of L cost 0.46 of the 3.6 ms of 10,000 float64 matrices of order 128 on
+// an H100: a full extra write of the output.)
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include "cuda/launch_utils.h"
+#include "cuda/ragged_launch.h"
+
+namespace batchchol {
+namespace cuda {
+namespace {
+
+constexpr int kZeroThreads = 256;
+
+template <typename T>
+__global__ void zero_gaps_kernel(T* __restrict__ out, int64_t numel,
+                                 const int64_t* __restrict__ offsets, const int* __restrict__ sizes,
+                                 const int* __restrict__ status, int64_t count,
+                                 int* __restrict__ flag) {
+  const int64_t b = int64_t(blockIdx.x) * kZeroThreads + threadIdx.x;
+  if (b >= count) return;
+  if (status && status[b] != 0) {
+    atomicOr(flag, 1);
+    return;
+  }
+  const int64_t start = offsets[b], n = sizes[b];
+  const int64_t end = start + n * n;
+  const int64_t next = b + 1 < count ? offsets[b + 1] : numel;
+  if (next < end || (b > 0 && start < offsets[b - 1])) {
+    atomicOr(flag, 1);
+    return;
+  }
+  for (int64_t e = end; e < next; ++e) out[e] = T(0);
+  if (b == 0)
+    for (int64_t e = 0; e < start; ++e) out[e] = T(0);
+}
+
+template <typename T>
+__global__ void zero_all_if_kernel(T* __restrict__ out, int64_t numel, const int* __restrict__ flag) {
+  if (*flag == 0) return;
+  for (int64_t e = int64_t(blockIdx.x) * kZeroThreads + threadIdx.x; e < numel;
+       e += int64_t(gridDim.x) * kZeroThreads)
+    out[e] = T(0);
+}
+
+}  // namespace
+
+at::Tensor ragged_matrix_output(const at::Tensor& values, const RaggedBatch& rb) {
+  at::Tensor out = at::empty_like(values, at::MemoryFormat::Contiguous);
+  const int64_t numel = out.numel();
+  if (numel == 0) return out;
+  if (rb.count == 0) return out.zero_();
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  at::Tensor flag = at::zeros({1}, values.options().dtype(at::kInt));
+  const int* status = rb.status.defined() ? rb.status.const_data_ptr<int>() : nullptr;
+  const unsigned all_blocks = static_cast<unsigned>(std::min<int64_t>(
+      ceil_div(numel, kZeroThreads), 8 * at::cuda::getCurrentDeviceProperties()->multiProcessorCount));
+  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(values.scalar_type(), "batchchol_ragged_output", [&] {
+    scalar_t* p = out.mutable_data_ptr<scalar_t>();
+    zero_gaps_kernel<scalar_t><<<ceil_div(rb.count, kZeroThreads), kZeroThreads, 0, stream>>>(
+        p, numel, rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(), status,
+        rb.count, flag.mutable_data_ptr<int>());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    zero_all_if_kernel<scalar_t><<<all_blocks, kZeroThreads, 0, stream>>>(p, numel,
+                                                                         flag.const_data_ptr<int>());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return out;
+}
+
+}  // namespace cuda
+}  // namespace batchchol

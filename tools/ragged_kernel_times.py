@@ -1,0 +1,74 @@
+"""Per-kernel GPU time of potrf_vbatched (torch.profiler), next to fixed-size potrf.
+
+    python3 tools/ragged_kernel_times.py --dist equal --nmax 128 --batch 10000 \\
+        --dtype float64 --families tile,binned
+
+For each family (BATCHCHOL_VBATCHED_KERNEL) it prints the kernels of one call with their
+mean time over --reps calls, so that the ragged path's own costs (grouping, zeroing,
+empty-block launches) show beside the factorization kernels; with --dist equal it also
+profiles the fixed-size potrf of the same batch. Sizes come from bench_vbatched.py.
+"""
+
+import argparse
+import collections
+import os
+import sys
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import torch_batchchol  # noqa: F401,E402
+from bench_vbatched import make_batch, sample_sizes  # noqa: E402
+
+
+def kernel_times(fn, reps):
+    for _ in range(2):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    acc = collections.OrderedDict()
+    for ev in prof.events():
+        if ev.device_type == torch.autograd.DeviceType.CUDA:
+            acc.setdefault(ev.name, [0.0, 0])
+            acc[ev.name][0] += ev.device_time / 1000.0
+            acc[ev.name][1] += 1
+    return [(name, t / reps, c // reps) for name, (t, c) in acc.items()]
+
+
+def show(title, rows):
+    total = sum(t for _, t, _ in rows)
+    print(f"{title}: {total:.3f} ms in kernels")
+    for name, t, c in sorted(rows, key=lambda r: -r[1]):
+        print(f"  {t:9.3f} ms  x{c:<3d} {name[:110]}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--dist", default="equal")
+    p.add_argument("--nmax", type=int, default=128)
+    p.add_argument("--batch", type=int, default=10000)
+    p.add_argument("--dtype", default="float64")
+    p.add_argument("--families", default="tile,binned")
+    p.add_argument("--reps", type=int, default=5)
+    args = p.parse_args()
+    dtype = getattr(torch, args.dtype)
+    n = sample_sizes(args.dist, args.nmax, args.batch, torch.Generator().manual_seed(0))
+    values, nd, od = make_batch(n, dtype, "cuda")
+    max_n = int(n.max())
+    ops = torch.ops.batchchol
+    for fam in args.families.split(","):
+        os.environ["BATCHCHOL_VBATCHED_KERNEL"] = fam
+        show(f"{fam} ({args.dist}, Nmax {args.nmax}, {args.batch} x {args.dtype})",
+             kernel_times(lambda: ops.potrf_vbatched(values, nd, od, max_n, False), args.reps))
+    os.environ.pop("BATCHCHOL_VBATCHED_KERNEL", None)
+    if args.dist == "equal":
+        A = values.view(args.batch, args.nmax, args.nmax)
+        show("fixed-size potrf", kernel_times(lambda: ops.potrf(A, False), args.reps))
+
+
+if __name__ == "__main__":
+    main()
