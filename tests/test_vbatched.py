@@ -220,13 +220,13 @@ def test_device_metadata_invalid_entries_are_flagged():
 
 
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
-@pytest.mark.parametrize("gap", [0, 3])
+@pytest.mark.parametrize("gap", [0, 3, 1500])
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("on_device", [False, True])
 def test_potrf_vbatched_zero_outside_blocks(device, gap, reverse, on_device):
     # NaN between the blocks and before the first one, blocks in and out of offset
     # order: L is the factor inside each block and zero everywhere else (on CUDA only
-    # the gaps are zeroed for blocks in order, the whole buffer otherwise).
+    # short gaps between blocks in order are zeroed, otherwise the whole buffer).
     if on_device and device == "cpu":
         pytest.skip("device metadata needs a GPU")
     c = RaggedCase(SIZE_SETS["medium"], torch.float64, device, gap=gap, reverse=reverse)
