@@ -105,13 +105,9 @@ PotrfKernel choose_potrf_kernel(int n) {
   // float64 160 (one block per SM) tile16 only tied blocked (6.10 vs 6.24 ms), and
   // blocked is cheaper below 160, so 129..160 stay there. A device with less shared
   // memory per block than sm_90 falls through to blocked where the tiles do not fit.
-  if (potrf_kernel_applies<T>(PotrfKernel::kTile, n)) {
-    if constexpr (std::is_same_v<T, float>) return n <= 192 ? PotrfKernel::kTile : PotrfKernel::kTile16;
-    if constexpr (std::is_same_v<T, double>) {
-      if (n <= 128) return PotrfKernel::kTile;
-      if (n > 160) return PotrfKernel::kTile16;
-    }
-  }
+  const bool f64_blocked_range = std::is_same_v<T, double> && n > 128 && n <= 160;
+  if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !f64_blocked_range)
+    return tile_warps<T>(n) == 16 ? PotrfKernel::kTile16 : PotrfKernel::kTile;
   // Otherwise the multi-launch blocked family (it also beat shared at every n > 32 on
   // an H200; benchmarks/KERNEL-NOTES.md).
   return potrf_kernel_applies<T>(PotrfKernel::kBlocked, n) ? PotrfKernel::kBlocked

@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <type_traits>
 
 #include "common/ops_vbatched.h"
 #include "common/ragged.h"
@@ -53,13 +52,6 @@ template <typename T>
 int tile_share_hi(int max_n) {
   const int hi = std::min(max_n, tile_max_n<T>());
   return hi > kSmallBin && tile_fits(hi, sizeof(T)) ? hi : 0;
-}
-
-// Warps per block for matrices of nt tiles per side, as the fixed-size dispatch
-// (potrf_cuda.cu): 8 while two blocks fit an SM, 16 beyond.
-template <typename T>
-int tile_warps(int nt) {
-  return nt <= (std::is_same_v<T, float> ? 6 : 4) ? 8 : 16;
 }
 
 template <typename T>
@@ -146,10 +138,12 @@ void launch_tile_share(const T* A, T* L, int* info, const RaggedBatch& rb, int h
     if (g_wide == 0) return;
     if (one) {
       return launch_potrf_tile_groups(A, L, info, rb, tg, 0, g_wide - 1, upper,
-                                      tile_warps<T>(tg.nt_hi), stream);
+                                      tile_warps<T>(kPanel * tg.nt_hi), stream);
     }
-    for (int g = 0; g < g_wide; ++g)
-      launch_potrf_tile_groups(A, L, info, rb, tg, g, g, upper, tile_warps<T>(tg.nt_hi - g), stream);
+    for (int g = 0; g < g_wide; ++g) {
+      launch_potrf_tile_groups(A, L, info, rb, tg, g, g, upper,
+                               tile_warps<T>(kPanel * (tg.nt_hi - g)), stream);
+    }
   }
 }
 

@@ -21,6 +21,14 @@ constexpr int tile_max_n() {
   return std::is_same_v<T, float> ? 320 : std::is_same_v<T, double> ? 192 : 0;
 }
 
+// Warps per block for order n: 8 while two blocks fit an SM (float32 n <= 192, float64
+// n <= 128), 16 beyond (H100 tuning, potrf_cuda.cu); the fixed-size and ragged
+// dispatches both take it from here.
+template <typename T>
+constexpr int tile_warps(int n) {
+  return n <= (std::is_same_v<T, float> ? 192 : 128) ? 8 : 16;
+}
+
 // Whether the tiles of order n fit the shared memory a block of the current device may
 // opt into.
 bool tile_fits(int n, size_t elem_size);

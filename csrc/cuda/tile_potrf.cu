@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 
 #include <string>
+#include <type_traits>
 
 #include "cuda/async_copy.cuh"
 #include "cuda/batch_layout.cuh"
@@ -76,6 +77,20 @@ struct TileSmem {  // the kernel's dynamic shared memory
         cb(col + kTileElems) {}
 };
 
+// Factors the n x n matrix (nt tiles per side) at a into l with the whole block and
+// stores its info at info[b] (an index, not a pointer held across the factorization:
+// that changed the fixed-size kernel's register allocation).
+template <typename T, int NT>
+__device__ __forceinline__ void tile_factor_matrix(const TileSmem<T>& sm, int* info_s,
+                                                   const T* a, T* l, int n, int nt, bool upper,
+                                                   int* info, int64_t b) {
+  tile_stage_in<T, NT>(sm.s, a, n, nt, upper);
+  __syncthreads();
+  const int inf = tile_potrf(sm.s, sm.col, sm.cb, nt, info_s);
+  if (threadIdx.x == 0) info[b] = inf;
+  tile_stage_out<T, NT>(l, sm.s, n, nt, upper);
+}
+
 template <typename T, int NT>
 __global__ void __launch_bounds__(NT, 512 / NT)
     potrf_tile_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info, int n,
@@ -85,11 +100,7 @@ __global__ void __launch_bounds__(NT, 512 / NT)
   const TileSmem<T> sm(tile_smem_raw, nt);
   const int64_t b = blockIdx.x;
   const int64_t nn = int64_t(n) * n;
-  tile_stage_in<T, NT>(sm.s, A + b * nn, n, nt, upper);
-  __syncthreads();
-  const int inf = tile_potrf(sm.s, sm.col, sm.cb, nt, &info_s);
-  if (threadIdx.x == 0) info[b] = inf;
-  tile_stage_out<T, NT>(L + b * nn, sm.s, n, nt, upper);
+  tile_factor_matrix<T, NT>(sm, &info_s, A + b * nn, L + b * nn, n, nt, upper, info, b);
 }
 
 // Ragged batches: block i factors matrix i of tile groups [g_lo, g_hi] of a TileGroups
@@ -111,19 +122,23 @@ __global__ void __launch_bounds__(NT, 512 / NT)
   const int i = begin + int(blockIdx.x);
   if (i >= end) return;
   const int b = list[i];
-  const int n = sizes[b], nt = (n + kTile - 1) / kTile;
+  const int n = sizes[b];
   const int64_t o = offsets[b];
-  tile_stage_in<T, NT>(sm.s, A + o, n, nt, upper);
-  __syncthreads();
-  const int inf = tile_potrf(sm.s, sm.col, sm.cb, nt, &info_s);
-  if (threadIdx.x == 0) info[b] = inf;
-  tile_stage_out<T, NT>(L + o, sm.s, n, nt, upper);
+  tile_factor_matrix<T, NT>(sm, &info_s, A + o, L + o, n, (n + kTile - 1) / kTile, upper,
+                            info, b);
 }
 
 // The packed triangle, the panel solve's tile (col) and the pivot column buffer (cb).
 size_t tile_smem_bytes(int n, size_t elem_size) {
   const int nt = (n + kTile - 1) / kTile;
   return (size_t(tile_count(nt) + 1) * kTileElems + 2 * kTile) * elem_size;
+}
+
+// Calls f(integral_constant<int, NT>{}) for NT = 32 * warps threads (8 or 16 warps).
+template <typename F>
+void with_tile_threads(int warps, F&& f) {
+  if (warps == 16) return f(std::integral_constant<int, 512>{});
+  f(std::integral_constant<int, 256>{});
 }
 
 template <typename T, int NT>
@@ -160,8 +175,9 @@ void launch_tile_any(const T* A, T* L, int* info, int64_t batch, int n, bool upp
                      cudaStream_t stream) {
   TORCH_CHECK(n >= 1 && n <= tile_max_n<T>(), "batchchol: the tile potrf kernels do not serve n = ",
               std::to_string(n));
-  if (warps == 16) return launch_tile<T, 512>(A, L, info, batch, n, upper, stream);
-  launch_tile<T, 256>(A, L, info, batch, n, upper, stream);
+  with_tile_threads(warps, [&](auto threads) {
+    launch_tile<T, decltype(threads)::value>(A, L, info, batch, n, upper, stream);
+  });
 }
 
 template <typename T>
@@ -170,8 +186,9 @@ void launch_tile_groups_any(const T* A, T* L, int* info, const RaggedBatch& rb,
                             cudaStream_t stream) {
   TORCH_CHECK(0 <= g_lo && g_lo <= g_hi && g_hi < tg.groups && kTile * tg.nt_hi <= tile_max_n<T>(),
               "batchchol: bad tile groups for the tile potrf kernels");
-  if (warps == 16) return launch_tile_list<T, 512>(A, L, info, rb, tg, g_lo, g_hi, upper, stream);
-  launch_tile_list<T, 256>(A, L, info, rb, tg, g_lo, g_hi, upper, stream);
+  with_tile_threads(warps, [&](auto threads) {
+    launch_tile_list<T, decltype(threads)::value>(A, L, info, rb, tg, g_lo, g_hi, upper, stream);
+  });
 }
 
 }  // namespace

@@ -131,6 +131,21 @@ constexpr int wide_min_blocks() {
   return NW == 2 ? 6 : NW == 3 ? 4 : 3;
 }
 
+// Factors the n x n matrix at a (lay: its stage layout) into l with the whole block
+// and stores its info at info[b]. vec: 16-byte staging copies (stage_in).
+template <typename T, int NW>
+__device__ __forceinline__ void wide_factor_matrix(T* colbuf, T* mat, const T* a, T* l,
+                                                   const StageLayout& lay, bool upper, bool vec,
+                                                   int* info, int64_t b) {
+  const int nn = lay.n * lay.n;
+  stage_in<T, 16>(mat, a, nn, lay, vec);
+  __syncthreads();
+  const int inf = wide_potrf<T, NW>(mat, lay.pitch, lay.n, upper, colbuf);
+  if (threadIdx.x == 32 * (NW - 1)) info[b] = inf;
+  __syncthreads();
+  stage_out(l, mat, nn, lay, vec, upper);
+}
+
 // One matrix per block of 32 NW threads; the stage layout of the warp family (odd
 // pitch: the lanes' row and column reads hit distinct banks).
 template <typename T, int NW>
@@ -142,12 +157,7 @@ __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
   T* const mat = colbuf + wide_colbuf<NW>();
   const int64_t b = blockIdx.x;
   const int nn = lay.n * lay.n;
-  stage_in<T, 16>(mat, A + b * nn, nn, lay, vec);
-  __syncthreads();
-  const int inf = wide_potrf<T, NW>(mat, lay.pitch, lay.n, upper, colbuf);
-  if (threadIdx.x == 32 * (NW - 1)) info[b] = inf;
-  __syncthreads();
-  stage_out(L + b * nn, mat, nn, lay, vec, upper);
+  wide_factor_matrix<T, NW>(colbuf, mat, A + b * nn, L + b * nn, lay, upper, vec, info, b);
 }
 
 // Ragged batches: block i factors matrix i of group g of a TileGroups list (ragged_bins.h:
@@ -170,15 +180,9 @@ __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
   const int b = list[i];
   const int64_t o = offsets[b];
   const StageLayout lay = make_stage_layout<32>(sizes[b]);
-  const int nn = lay.n * lay.n;
-  const bool vec = nn % (16 / sizeof(T)) == 0 &&
+  const bool vec = (lay.n * lay.n) % (16 / sizeof(T)) == 0 &&
                    ((reinterpret_cast<uintptr_t>(A + o) | reinterpret_cast<uintptr_t>(L + o)) % 16) == 0;
-  stage_in<T, 16>(mat, A + o, nn, lay, vec);
-  __syncthreads();
-  const int inf = wide_potrf<T, NW>(mat, lay.pitch, lay.n, upper, colbuf);
-  if (threadIdx.x == 32 * (NW - 1)) info[b] = inf;
-  __syncthreads();
-  stage_out(L + o, mat, nn, lay, vec, upper);
+  wide_factor_matrix<T, NW>(colbuf, mat, A + o, L + o, lay, upper, vec, info, b);
 }
 
 }  // namespace cuda

@@ -14,6 +14,16 @@ namespace batchchol {
 namespace cuda {
 namespace {
 
+// Calls f(Int<NW>{}) for nw = NW warps per matrix, 2..wide_max_n<T>() / 32.
+template <typename T, typename F>
+void with_wide_warps(int nw, F&& f) {
+  if (nw == 2) return f(Int<2>{});
+  if constexpr (wide_max_n<T>() > 64) {
+    if (nw == 3) return f(Int<3>{});
+    return f(Int<4>{});
+  }
+}
+
 template <typename T, int NW>
 void launch_wide(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                  cudaStream_t stream) {
@@ -31,11 +41,9 @@ void launch_wide_any(const T* A, T* L, int* info, int64_t batch, int n, bool upp
                      cudaStream_t stream) {
   TORCH_CHECK(n >= kWideMinN && n <= wide_max_n<T>(), "batchchol: the wide potrf kernels ",
               "do not serve n = ", std::to_string(n));
-  if (n <= 64) return launch_wide<T, 2>(A, L, info, batch, n, upper, stream);
-  if constexpr (wide_max_n<T>() > 64) {
-    if (n <= 96) return launch_wide<T, 3>(A, L, info, batch, n, upper, stream);
-    return launch_wide<T, 4>(A, L, info, batch, n, upper, stream);
-  }
+  with_wide_warps<T>((n + 31) / 32, [&](auto nw) {
+    launch_wide<T, decltype(nw)::value>(A, L, info, batch, n, upper, stream);
+  });
 }
 
 template <typename T, int NW>
@@ -56,11 +64,9 @@ void launch_wide_group_any(const T* A, T* L, int* info, const RaggedBatch& rb,
   const int nw = tg.nt_hi - g;
   TORCH_CHECK(g >= 0 && g < tg.groups && nw >= 2 && 32 * nw <= wide_max_n<T>(),
               "batchchol: the wide potrf kernels do not serve tile group ", g);
-  if (nw == 2) return launch_wide_list<T, 2>(A, L, info, rb, tg, g, upper, stream);
-  if constexpr (wide_max_n<T>() > 64) {
-    if (nw == 3) return launch_wide_list<T, 3>(A, L, info, rb, tg, g, upper, stream);
-    return launch_wide_list<T, 4>(A, L, info, rb, tg, g, upper, stream);
-  }
+  with_wide_warps<T>(nw, [&](auto w) {
+    launch_wide_list<T, decltype(w)::value>(A, L, info, rb, tg, g, upper, stream);
+  });
 }
 
 }  // namespace
