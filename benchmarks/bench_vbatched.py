@@ -4,7 +4,7 @@ For each size distribution (seed papers: uniform in [1, Nmax]; skewed, 1% at Nma
 and 99% uniform in [1, Nmax/10]; Gaussian around Nmax/2; 384 +- r), Nmax, batch
 and dtype, times in one process:
   ours      potrf_vbatched with the default kernel choice, and each kernel family
-            (registers / shared / greedy / lazy / binned / tile / tile-one,
+            (warp / registers / shared / greedy / lazy / binned / tile / tile-one,
             BATCHCHOL_VBATCHED_KERNEL; a family that does not apply falls back to the
             default);
   bucketed  torch.linalg.cholesky_ex on one stacked batch per distinct size;
@@ -27,7 +27,7 @@ import torch
 import torch_batchchol  # noqa: F401
 from common import environment, format_table, log, time_ms, write_json
 
-FAMILIES = ["registers", "shared", "greedy", "lazy", "binned", "tile", "tile-one"]
+FAMILIES = ["warp", "registers", "shared", "greedy", "lazy", "binned", "tile", "tile-one"]
 
 
 def sample_sizes(dist, nmax, batch, gen):
@@ -213,12 +213,12 @@ def main():
             write_json(args.json, environment(device), {}, records)
         torch.cuda.empty_cache()
     cols = [("dist", 10, ""), ("Nmax", 6, ""), ("batch", 7, ""), ("dtype", 9, ""),
-            ("ours", 9, ".3f"), ("regs", 9, ".3f"), ("shared", 9, ".3f"), ("greedy", 9, ".3f"),
+            ("ours", 9, ".3f"), ("warp", 9, ".3f"), ("regs", 9, ".3f"), ("shared", 9, ".3f"), ("greedy", 9, ".3f"),
             ("lazy", 9, ".3f"), ("binned", 9, ".3f"), ("tile", 9, ".3f"), ("tile1", 9, ".3f"),
             ("bucket", 9, ".3f"), ("padded", 9, ".3f"), ("speedup", 8, ".1f"),
             ("vs_fix", 7, ".2f"), ("posv", 9, ".3f"), ("p_bkt", 9, ".3f"), ("p_pad", 9, ".3f"),
             ("p_spd", 7, ".1f")]
-    rows = [[r["dist"], r["nmax"], r["batch"], r["dtype"], r["ours_ms"], r["registers_ms"],
+    rows = [[r["dist"], r["nmax"], r["batch"], r["dtype"], r["ours_ms"], r.get("warp_ms"), r["registers_ms"],
              r["shared_ms"], r["greedy_ms"], r["lazy_ms"], r["binned_ms"], r["tile_ms"],
              r["tile-one_ms"], r["bucketed_ms"], r["padded_ms"],
              r["speedup"], r.get("vs_fixed"), r["posv_ms"], r["posv_bucketed_ms"],

@@ -20,7 +20,7 @@ from conftest import (
 )
 from vbatched_util import SIZE_SETS, RaggedCase, blocks_of
 
-CUDA_FAMILIES = ["registers", "shared", "greedy", "lazy", "binned", "tile", "tile-one"]
+CUDA_FAMILIES = ["warp", "registers", "shared", "greedy", "lazy", "binned", "tile", "tile-one"]
 
 
 def check_outside_is_zero(out, sizes, offsets, cols=None):
@@ -66,7 +66,7 @@ def test_potrf_vbatched_cuda_families(monkeypatch, family, dtype, sizes, upper):
 @functools.lru_cache(maxsize=2)
 def _many_sizes_case(dtype):
     """1,500 matrices of sizes 1..229 on the GPU, grouped by size, with a negative
-    diagonal entry at a chosen minor in one matrix of most sizes above 33."""
+    diagonal entry at a chosen minor in one matrix of most sizes above 1."""
     g = torch.Generator().manual_seed(1)
     sizes = torch.randint(1, 230, (1500,), generator=g)
     offsets = torch.cumsum(sizes * sizes, 0) - sizes * sizes
@@ -75,8 +75,10 @@ def _many_sizes_case(dtype):
     for s in sizes.unique().tolist():
         idx = (sizes == s).nonzero().view(-1)
         A = make_spd((len(idx),), s, dtype, "cpu", cond=100.0)
-        if s > 33 and len(idx) > 1:
-            m = (1, 32, 33, s // 2 + 1, s)[s % 5]  # first, tile edges, inside, last
+        if s > 1 and len(idx) > 1:
+            # first, tile edges, inside, last
+            minors = [m for m in (1, 32, 33, s // 2 + 1, s) if m <= s]
+            m = minors[s % len(minors)]
             A[0, m - 1, m - 1] = -1.0
             expect[int(idx[0])] = m
         where = (offsets[idx][:, None] + torch.arange(s * s)[None, :]).view(-1).cuda()
@@ -102,6 +104,40 @@ def test_potrf_vbatched_cuda_many(monkeypatch, family, dtype, upper):
             ok = torch.tensor([expect[i] == 0 for i in idx.tolist()])
             Li = L[where].view(A.shape)[ok]
             assert_backward_error(A[ok], Li, upper, what=f"potrf_vbatched n={A.shape[-1]}")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("family", ["warp", "registers"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("upper", [False, True])
+def test_potrf_vbatched_cuda_small_many(monkeypatch, family, dtype, upper):
+    # 30,000 matrices of sizes 0..32: more in each order class than the warp family's
+    # resident warps take in one round (float64 order 32: ~3,400), so its warps loop;
+    # a failing minor in one matrix of each size, every matrix checked.
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
+    g = torch.Generator().manual_seed(2)
+    sizes = torch.randint(0, 33, (30000,), generator=g)
+    offsets = torch.cumsum(sizes * sizes, 0) - sizes * sizes
+    values = torch.empty(int((sizes * sizes).sum()), dtype=dtype)
+    expect = torch.zeros(len(sizes), dtype=torch.int32)
+    groups = []
+    for s in range(1, 33):
+        idx = (sizes == s).nonzero().view(-1)
+        A = make_spd((len(idx),), s, dtype, "cpu", cond=100.0)
+        m = (s + 1) // 2
+        A[0, m - 1, m - 1] = -1.0
+        expect[idx[0]] = m
+        where = (offsets[idx][:, None] + torch.arange(s * s)[None, :]).view(-1)
+        values[where] = A.reshape(-1)
+        groups.append((idx, where, A))
+    values = values.cuda()
+    for meta in ((sizes, offsets), (sizes.cuda(), offsets.cuda())):
+        L, info = ops.potrf_vbatched(values, *meta, 32, upper)
+        assert torch.equal(info.cpu(), expect)
+        L = L.cpu()
+        for idx, where, A in groups:
+            assert_backward_error(A[1:], L[where].view(A.shape)[1:], upper,
+                                  what=f"potrf_vbatched n={A.shape[-1]}")
 
 
 @pytest.mark.parametrize("device", DEVICE_PARAMS)

@@ -7,12 +7,15 @@ For each family (BATCHCHOL_VBATCHED_KERNEL) it prints the kernels of one call wi
 mean time over --reps calls, so that the ragged path's own costs (grouping, zeroing,
 empty-block launches) show beside the factorization kernels; with --dist equal it also
 profiles the fixed-size potrf of the same batch. Sizes come from bench_vbatched.py.
+With --host it also prints the host time of one call (enqueueing it, the GPU not
+waited for) and the ATen ops and CUDA runtime calls that take it.
 """
 
 import argparse
 import collections
 import os
 import sys
+import time
 
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -39,6 +42,24 @@ def kernel_times(fn, reps):
     return [(name, t / reps, c // reps) for name, (t, c) in acc.items()]
 
 
+def host_times(fn, reps):
+    """Host microseconds per call (enqueue only), and the profiler's CPU-side table."""
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    per_call = (time.perf_counter() - t0) / reps * 1e6
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=18)
+    return per_call, table
+
+
 def show(title, rows):
     total = sum(t for _, t, _ in rows)
     print(f"{title}: {total:.3f} ms in kernels")
@@ -54,6 +75,7 @@ def main():
     p.add_argument("--dtype", default="float64")
     p.add_argument("--families", default="tile,binned")
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--host", action="store_true", help="also the host time of a call")
     args = p.parse_args()
     dtype = getattr(torch, args.dtype)
     n = sample_sizes(args.dist, args.nmax, args.batch, torch.Generator().manual_seed(0))
@@ -62,8 +84,13 @@ def main():
     ops = torch.ops.batchchol
     for fam in args.families.split(","):
         os.environ["BATCHCHOL_VBATCHED_KERNEL"] = fam
-        show(f"{fam} ({args.dist}, Nmax {args.nmax}, {args.batch} x {args.dtype})",
-             kernel_times(lambda: ops.potrf_vbatched(values, nd, od, max_n, False), args.reps))
+        call = lambda: ops.potrf_vbatched(values, nd, od, max_n, False)  # noqa: E731
+        title = f"{fam} ({args.dist}, Nmax {args.nmax}, {args.batch} x {args.dtype})"
+        show(title, kernel_times(call, args.reps))
+        if args.host:
+            per_call, table = host_times(call, max(args.reps, 20))
+            print(f"{title}: {per_call:.1f} us of host time per call")
+            print(table)
     os.environ.pop("BATCHCHOL_VBATCHED_KERNEL", None)
     if args.dist == "equal":
         A = values.view(args.batch, args.nmax, args.nmax)

@@ -102,7 +102,7 @@ def ragged_workload(dtypes, quick):
             mats.append(X @ X.mH + n * torch.eye(n, dtype=dtype, device="cuda"))
         r = ragged.pack(mats)
         b, boff, k = ragged.pack_rhs([torch.randn(n, 3, dtype=dtype, device="cuda") for n in sizes], r.n)
-        for fam in ("registers", "shared", "greedy", "lazy", "binned", "tile", "tile-one"):
+        for fam in ("warp", "registers", "shared", "greedy", "lazy", "binned", "tile", "tile-one"):
             os.environ["BATCHCHOL_VBATCHED_KERNEL"] = fam
             for upper in (False, True):
                 for meta in ((r.n, r.offsets, boff), (r.n.cuda(), r.offsets.cuda(), boff.cuda())):
@@ -111,7 +111,20 @@ def ragged_workload(dtypes, quick):
                     ops.potrs_vbatched(L, n, off, b, bo, k, 140, upper)
                     ops.posv_vbatched(r.values, n, off, b, bo, k, None, upper)
                     ops.trsm_vbatched(L, n, off, b, bo, k, 140, upper, True, True, False)
+        # Only sizes up to 32: the warp family's own dispatch (max_n <= 32).
+        small = [n for n in sizes if n <= 32] + [2, 9, 24, 31]
+        rs = ragged.pack([m for m in mats if m.shape[-1] <= 32] +
+                         [torch.eye(n, dtype=dtype, device="cuda") * 2 for n in (2, 9, 24, 31)])
+        for fam in ("warp", "registers"):
+            os.environ["BATCHCHOL_VBATCHED_KERNEL"] = fam
+            for upper in (False, True):
+                ops.potrf_vbatched(rs.values, rs.n, rs.offsets, 32, upper)
+                ops.potrf_vbatched(rs.values, rs.n.cuda(), rs.offsets.cuda(), 32, upper)
         os.environ.pop("BATCHCHOL_VBATCHED_KERNEL")
+        bad_small = rs.n.clone()
+        bad_small[0] = -1
+        ops.potrf_vbatched(rs.values, bad_small.cuda(), rs.offsets.cuda(), 32, False)
+        assert len(small) == rs.n.numel()
         bad_n = r.n.clone()
         bad_n[1] = 500
         bad_off = r.offsets.clone()

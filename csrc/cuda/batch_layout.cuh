@@ -51,7 +51,7 @@ struct RaggedLayout {
 };
 
 // [begin, end) of groups g_lo..g_hi in a list grouped by the counts of its groups
-// (TileGroups, ragged_bins.h).
+// (SizeGroups, ragged_bins.h).
 __device__ __forceinline__ void group_range(const int* counts, int g_lo, int g_hi, int& begin,
                                             int& end) {
   begin = 0;

@@ -26,15 +26,26 @@ inline void allow_dynamic_smem(Kernel kernel, size_t bytes) {
   }
 }
 
-// Blocks of a persistent kernel (its warps loop over the work) that fill the device:
-// as many as are resident at once, capped at `needed`, at least one.
+// Blocks of `kernel` (launched with `threads` and `smem`) resident on one SM, at least 1.
 template <typename Kernel>
-inline int64_t resident_blocks(Kernel kernel, int threads, size_t smem, int64_t needed) {
+inline int resident_per_sm(Kernel kernel, int threads, size_t smem) {
   int per_sm = 0;
   C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  return std::max(per_sm, 1);
+}
+
+// Blocks of a persistent kernel (its warps loop over the work) that fill the current
+// device, `per_sm` being resident per SM: as many as are resident at once, capped at
+// `needed`, at least one.
+inline int64_t resident_grid(int per_sm, int64_t needed) {
   const int64_t resident =
-      int64_t(std::max(per_sm, 1)) * at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+      int64_t(per_sm) * at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
   return std::max<int64_t>(1, std::min(needed, resident));
+}
+
+template <typename Kernel>
+inline int64_t resident_blocks(Kernel kernel, int threads, size_t smem, int64_t needed) {
+  return resident_grid(resident_per_sm(kernel, threads, smem), needed);
 }
 
 inline unsigned int ceil_div(int64_t a, int64_t b) { return static_cast<unsigned int>((a + b - 1) / b); }

@@ -1,16 +1,21 @@
 // potrf_vbatched on CUDA: kernel family by the largest size of the batch.
-//   registers   max_n <= 32: NP lanes per matrix, identity-padded to NP, one launch
-//               per NP in 4, 8, 16, 32 (each matrix at the smallest that holds it)
+//   warp        (default for max_n <= 32, real dtypes) the fixed-size warp family's
+//               per-matrix routine (warp_chol_ragged.cuh): the batch grouped by order
+//               class on the device (ragged_bins.h), each matrix at its class's
+//               compile-time order, three launches for the orders <= 8, <= 16, <= 32
+//   registers   (default for max_n <= 32, complex dtypes) NP lanes per matrix,
+//               identity-padded to NP, one launch per NP in 4, 8, 16, 32 (each matrix at
+//               the smallest that holds it)
 //   shared      one block per matrix in shared memory (max_n must fit)
 //   greedy      blocked panels, every matrix starting at the first step
 //   lazy        blocked panels, each matrix starting so that all end on the last step
 //   binned      registers for the matrices with n <= 32 and lazy for the others:
 //               launches over the batch, each serving its bin
-//   tile        (default for max_n > 32, real dtypes) registers for n <= 32, the wide
+//   tile        (default for max_n > 32, real dtypes) warp for n <= 32, the wide
 //               family (wide_chol.cuh) up to wide_max_n, the tile family (tile_chol.cuh)
-//               up to tile_max_n, lazy for the rest; the matrices of the wide and tile
-//               families grouped by tile count on the device (ragged_bins.h), one launch
-//               per group with that group's shared memory and warps
+//               up to tile_max_n, lazy for the rest; the matrices of the warp, wide and
+//               tile families grouped by size class on the device (ragged_bins.h), one
+//               launch per group with that group's shared memory and warps
 //   tile-one    as tile, but one launch for all the tile family's groups, with the
 //               largest group's shared memory
 // BATCHCHOL_VBATCHED_KERNEL names one where it applies (benchmarks/bench_vbatched.py
@@ -32,6 +37,7 @@
 #include "cuda/ragged_bins.h"
 #include "cuda/ragged_launch.h"
 #include "cuda/tile_launch.h"
+#include "cuda/warp_chol_launch.h"
 #include "cuda/wide_launch.h"
 
 namespace batchchol {
@@ -39,11 +45,17 @@ namespace cuda {
 
 namespace {
 
-enum class RaggedKernel { kRegisters, kShared, kGreedy, kLazy, kBinned, kTile, kTileOne };
-constexpr const char* kRaggedKernelNames[] = {"registers", "shared", "greedy", "lazy",
-                                              "binned",    "tile",   "tile-one"};
-constexpr int kRaggedKernelCount = 7;
-constexpr int kSmallBin = 32;  // the registers kernel's largest n
+enum class RaggedKernel { kWarp, kRegisters, kShared, kGreedy, kLazy, kBinned, kTile, kTileOne };
+constexpr const char* kRaggedKernelNames[] = {"warp",   "registers", "shared", "greedy",
+                                              "lazy",   "binned",    "tile",   "tile-one"};
+constexpr int kRaggedKernelCount = 8;
+constexpr int kSmallBin = 32;  // the registers and warp kernels' largest n
+
+// Whether the warp family serves T up to kSmallBin (float32 and float64).
+template <typename T>
+constexpr bool warp_serves() {
+  return warp_chol_max_n<T>() >= kSmallBin;
+}
 
 // Largest size the tile family takes in a batch of sizes up to max_n (its share is
 // kSmallBin + 1 .. that), or 0 where it takes none: complex dtypes, max_n <= kSmallBin,
@@ -57,6 +69,7 @@ int tile_share_hi(int max_n) {
 template <typename T>
 bool ragged_kernel_applies(RaggedKernel k, int max_n) {
   switch (k) {
+    case RaggedKernel::kWarp: return warp_serves<T>() && max_n <= kSmallBin;
     case RaggedKernel::kRegisters: return max_n <= kSmallBin;
     case RaggedKernel::kShared: return shared_fits<T>(max_n);
     case RaggedKernel::kTile:
@@ -76,7 +89,7 @@ RaggedKernel choose_ragged_kernel(int max_n) {
         return k;
     }
   }
-  if (max_n <= kSmallBin) return RaggedKernel::kRegisters;
+  if (max_n <= kSmallBin) return warp_serves<T>() ? RaggedKernel::kWarp : RaggedKernel::kRegisters;
   if (ragged_kernel_applies<T>(RaggedKernel::kTile, max_n)) return RaggedKernel::kTile;
   if (ragged_kernel_applies<T>(RaggedKernel::kLazy, max_n)) return RaggedKernel::kBinned;
   TORCH_CHECK_VALUE(ragged_kernel_applies<T>(RaggedKernel::kShared, max_n), kPotrfV,
@@ -121,29 +134,36 @@ void launch_registers_bins(const T* A, T* L, int* info, int64_t count, RaggedLay
   launch_registers_ragged<T, kSmallBin>(A, L, info, count, lay, upper, stream);
 }
 
-// The share of the batch with sizes kSmallBin + 1 .. hi, grouped by tile count on the
-// device: groups of up to wide_max_n<T>() to the wide family (as the fixed-size
-// dispatch: float64 33..64, float32 33..128; tile ran 2.7x slower at float64 n = 64),
-// the others to the tile family, one launch per group, or with `one` a single tile
-// launch for all of its groups.
+// The matrices of sizes 1..warp_hi (<= kSmallBin) and kSmallBin + 1 .. hi (none for
+// hi <= kSmallBin), grouped by size class on the device (warp_serves<T>() only): the
+// first to the warp family, one launch per order class; then groups of up to
+// wide_max_n<T>() to the wide family (as the fixed-size dispatch: float64 33..64,
+// float32 33..128; tile ran 2.7x slower at float64 n = 64), the others to the tile
+// family, one launch per group, or with `one` a single tile launch for all of its
+// groups. Also writes the info of the matrices of size 0 and of those with invalid
+// metadata.
 template <typename T>
-void launch_tile_share(const T* A, T* L, int* info, const RaggedBatch& rb, int hi, bool one,
-                       bool upper, cudaStream_t stream) {
-  if constexpr (tile_max_n<T>() > 0) {
-    const TileGroups tg = group_by_tiles(rb, kSmallBin + 1, hi);
+void launch_size_groups(const T* A, T* L, int* info, const RaggedBatch& rb, int warp_hi, int hi,
+                        bool one, bool upper, cudaStream_t stream) {
+  if constexpr (warp_serves<T>()) {
+    const SizeGroups sg = group_by_size(rb, warp_hi, kSmallBin + 1, hi, info);
+    launch_potrf_warp_groups(A, L, info, rb, sg, upper, stream);
+    if (sg.groups == 0) return;
     // Groups g_wide.. have at most wide_max_n<T>() / 32 tiles per side.
-    const int g_wide = std::max(0, tg.nt_hi - wide_max_n<T>() / kPanel);
-    for (int g = g_wide; g < tg.groups; ++g)
-      launch_potrf_wide_group(A, L, info, rb, tg, g, upper, stream);
+    const int g_wide = std::max(0, sg.nt_hi - wide_max_n<T>() / kPanel);
+    for (int g = g_wide; g < sg.groups; ++g)
+      launch_potrf_wide_group(A, L, info, rb, sg, g, upper, stream);
     if (g_wide == 0) return;
     if (one) {
-      return launch_potrf_tile_groups(A, L, info, rb, tg, 0, g_wide - 1, upper,
-                                      tile_warps<T>(kPanel * tg.nt_hi), stream);
+      return launch_potrf_tile_groups(A, L, info, rb, sg, 0, g_wide - 1, upper,
+                                      tile_warps<T>(kPanel * sg.nt_hi), stream);
     }
     for (int g = 0; g < g_wide; ++g) {
-      launch_potrf_tile_groups(A, L, info, rb, tg, g, g, upper,
-                               tile_warps<T>(kPanel * (tg.nt_hi - g)), stream);
+      launch_potrf_tile_groups(A, L, info, rb, sg, g, g, upper,
+                               tile_warps<T>(kPanel * (sg.nt_hi - g)), stream);
     }
+  } else {
+    TORCH_CHECK(false, kPotrfV, ": no size-class kernels for this dtype");
   }
 }
 
@@ -155,6 +175,8 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
                    rb.status.defined() ? rb.status.const_data_ptr<int>() : nullptr, 0, false};
   const RaggedKernel k = choose_ragged_kernel<T>(max_n);
   switch (k) {
+    case RaggedKernel::kWarp:
+      return launch_size_groups(A, L, info, rb, max_n, /*hi=*/0, false, upper, stream);
     case RaggedKernel::kRegisters:
       return launch_registers_bins(A, L, info, rb.count, lay, max_n, upper, stream);
     case RaggedKernel::kShared:
@@ -174,9 +196,9 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
     }
     case RaggedKernel::kTile:
     case RaggedKernel::kTileOne: {
-      launch_registers_bins(A, L, info, rb.count, lay, kSmallBin, upper, stream);
       const int hi = tile_share_hi<T>(max_n);
-      launch_tile_share(A, L, info, rb, hi, /*one=*/k == RaggedKernel::kTileOne, upper, stream);
+      launch_size_groups(A, L, info, rb, kSmallBin, hi, /*one=*/k == RaggedKernel::kTileOne,
+                         upper, stream);
       if (max_n <= hi) return;
       lay.lo = hi + 1;
       lay.steps = (max_n + kPanel - 1) / kPanel;

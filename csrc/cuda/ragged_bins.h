@@ -1,8 +1,12 @@
-// Device-side grouping of a ragged batch by tile count (ragged_bins_cuda.cu), for the
-// kernel families whose cost and shared memory are set by ceil(n / 32) rather than n:
-// each group then runs in a launch sized for its tile count (shared memory, warps) whose
-// block i takes the group's matrix i, instead of every launch sizing itself for the
-// largest matrix of the batch.
+// Device-side grouping of a ragged batch by size class (ragged_bins_cuda.cu), so that
+// each class runs in a launch sized for it (compile-time order, shared memory, warps)
+// instead of every launch sizing itself for the largest matrix of the batch:
+//   tile part  (the wide and tile families, whose cost and shared memory are set by
+//              ceil(n / 32)): group g < groups holds the sizes in [lo_n, hi_n] with
+//              ceil(n / 32) == nt_hi - g, the largest first;
+//   warp part  (the warp family, n <= 32): group groups + c, c < warp_classes, holds
+//              the sizes of order class c (warp_order_class, warp_chol_launch.h).
+// A launch's block or warp then takes entries of its group's list.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -14,21 +18,25 @@
 namespace batchchol {
 namespace cuda {
 
-constexpr int kMaxTileGroups = 16;
+constexpr int kMaxSizeGroups = 32;
 
-// Matrices whose (validated) size is in [lo_n, hi_n], grouped by tile count from the
-// largest: group g holds the matrices with ceil(n / 32) == nt_hi - g, g < groups. Built
-// on the current stream without a host sync; the order inside a group is unspecified.
-struct TileGroups {
-  at::Tensor work;  // int32: counts[kMaxTileGroups], cursors[kMaxTileGroups], list[count]
+// Built on the current stream without a host sync; the order inside a group is
+// unspecified.
+struct SizeGroups {
+  at::Tensor work;  // int32: counts[kMaxSizeGroups], cursors[kMaxSizeGroups], list[count]
   int nt_hi = 0;
-  int groups = 0;
+  int groups = 0;        // groups of the tile part
+  int warp_classes = 0;  // groups of the warp part
   const int* counts() const { return work.const_data_ptr<int>(); }
-  const int* list() const { return work.const_data_ptr<int>() + 2 * kMaxTileGroups; }
+  const int* list() const { return work.const_data_ptr<int>() + 2 * kMaxSizeGroups; }
+  int warp_group(int c) const { return groups + c; }
 };
 
-// lo_n >= 1; ceil(hi_n / 32) - ceil(lo_n / 32) < kMaxTileGroups.
-TileGroups group_by_tiles(const RaggedBatch& rb, int lo_n, int hi_n);
+// Sizes 1..warp_hi (<= 32; 0: no warp part) go to the warp part, sizes lo_n..hi_n
+// (lo_n > warp_hi, at most 16 tile counts; hi_n < lo_n: no tile part) to the tile part.
+// With `info`, the matrices that no launch of a family takes, n = 0 and those with
+// invalid metadata (rb.status), get their info here (0, or their status).
+SizeGroups group_by_size(const RaggedBatch& rb, int warp_hi, int lo_n, int hi_n, int* info);
 
 }  // namespace cuda
 }  // namespace batchchol

@@ -1,4 +1,4 @@
-// group_by_tiles (ragged_bins.h): a counting sort of the matrices by tile count, in two
+// group_by_size (ragged_bins.h): a counting sort of the matrices by size class, in two
 // passes over the sizes. Each block counts (or places) its matrices with shared-memory
 // atomics and then reserves its slots with one global atomic per group, so the global
 // counters see a few hundred updates rather than one per matrix.
@@ -7,47 +7,64 @@
 
 #include "cuda/launch_utils.h"
 #include "cuda/ragged_bins.h"
+#include "cuda/warp_chol_launch.h"
 
 namespace batchchol {
 namespace cuda {
 namespace {
 
 constexpr int kBinThreads = 256;
+static_assert(kBinThreads >= kMaxSizeGroups, "one thread per group publishes its count");
 
-// The group of matrix b, or -1 when it is not in [lo_n, hi_n] or its metadata is invalid.
-__device__ __forceinline__ int tile_group(const int* sizes, const int* status, int64_t b,
-                                          int lo_n, int hi_n, int nt_hi) {
-  if (status && status[b] != 0) return -1;
+// How sizes map to groups (ragged_bins.h).
+struct SizeKey {
+  int warp_hi, lo_n, hi_n, nt_hi, tile_groups;
+  // The group of a valid size n, or -1 when no group takes it.
+  __device__ __forceinline__ int group(int n) const {
+    if (n >= 1 && n <= warp_hi) return tile_groups + warp_order_class(n);
+    return n >= lo_n && n <= hi_n ? nt_hi - (n + 31) / 32 : -1;
+  }
+};
+
+// The group of matrix b (-1 for none); with `info`, writes the info of a matrix that
+// no group takes and no other launch serves: invalid metadata or n = 0.
+__device__ __forceinline__ int matrix_group(const SizeKey& key, const int* sizes,
+                                            const int* status, int64_t b, int* info) {
+  if (status && status[b] != 0) {
+    if (info) info[b] = status[b];
+    return -1;
+  }
   const int n = sizes[b];
-  return n >= lo_n && n <= hi_n ? nt_hi - (n + 31) / 32 : -1;
+  if (info && n == 0) info[b] = 0;
+  return key.group(n);
 }
 
-__global__ void tile_group_count_kernel(const int* __restrict__ sizes,
+__global__ void size_group_count_kernel(const int* __restrict__ sizes,
                                         const int* __restrict__ status, int64_t count,
-                                        int lo_n, int hi_n, int nt_hi, int* __restrict__ counts) {
-  __shared__ int local[kMaxTileGroups];
-  if (threadIdx.x < kMaxTileGroups) local[threadIdx.x] = 0;
+                                        SizeKey key, int* __restrict__ counts,
+                                        int* __restrict__ info) {
+  __shared__ int local[kMaxSizeGroups];
+  if (threadIdx.x < kMaxSizeGroups) local[threadIdx.x] = 0;
   __syncthreads();
   const int64_t b = int64_t(blockIdx.x) * kBinThreads + threadIdx.x;
-  const int g = b < count ? tile_group(sizes, status, b, lo_n, hi_n, nt_hi) : -1;
+  const int g = b < count ? matrix_group(key, sizes, status, b, info) : -1;
   if (g >= 0) atomicAdd(&local[g], 1);
   __syncthreads();
-  if (threadIdx.x < kMaxTileGroups && local[threadIdx.x] != 0)
+  if (threadIdx.x < kMaxSizeGroups && local[threadIdx.x] != 0)
     atomicAdd(&counts[threadIdx.x], local[threadIdx.x]);
 }
 
 // Group g's slots start at the sum of the counts before it; cursors[g] hands them out.
-__global__ void tile_group_place_kernel(const int* __restrict__ sizes,
+__global__ void size_group_place_kernel(const int* __restrict__ sizes,
                                         const int* __restrict__ status, int64_t count,
-                                        int lo_n, int hi_n, int nt_hi, int groups,
-                                        const int* __restrict__ counts, int* __restrict__ cursors,
-                                        int* __restrict__ list) {
-  __shared__ int local[kMaxTileGroups];
-  __shared__ int base[kMaxTileGroups];
-  if (threadIdx.x < kMaxTileGroups) local[threadIdx.x] = 0;
+                                        SizeKey key, int groups, const int* __restrict__ counts,
+                                        int* __restrict__ cursors, int* __restrict__ list) {
+  __shared__ int local[kMaxSizeGroups];
+  __shared__ int base[kMaxSizeGroups];
+  if (threadIdx.x < kMaxSizeGroups) local[threadIdx.x] = 0;
   __syncthreads();
   const int64_t b = int64_t(blockIdx.x) * kBinThreads + threadIdx.x;
-  const int g = b < count ? tile_group(sizes, status, b, lo_n, hi_n, nt_hi) : -1;
+  const int g = b < count ? matrix_group(key, sizes, status, b, nullptr) : -1;
   const int slot = g >= 0 ? atomicAdd(&local[g], 1) : 0;
   __syncthreads();
   if (threadIdx.x < groups && local[threadIdx.x] != 0) {
@@ -61,29 +78,35 @@ __global__ void tile_group_place_kernel(const int* __restrict__ sizes,
 
 }  // namespace
 
-TileGroups group_by_tiles(const RaggedBatch& rb, int lo_n, int hi_n) {
-  TORCH_CHECK(lo_n >= 1 && hi_n >= lo_n && (hi_n + 31) / 32 - (lo_n + 31) / 32 < kMaxTileGroups,
-              "batchchol: bad tile group range ", lo_n, "..", hi_n);
+SizeGroups group_by_size(const RaggedBatch& rb, int warp_hi, int lo_n, int hi_n, int* info) {
+  const bool tiles = hi_n >= lo_n;
+  TORCH_CHECK(warp_hi >= 0 && warp_hi <= 32 &&
+                  (!tiles || (lo_n > warp_hi && (hi_n + 31) / 32 - (lo_n + 31) / 32 < 16)),
+              "batchchol: bad size groups ", warp_hi, ", ", lo_n, "..", hi_n);
   TORCH_CHECK(rb.count <= INT32_MAX, "batchchol: ragged batch too large to group");
-  TileGroups tg;
-  tg.nt_hi = (hi_n + 31) / 32;
-  tg.groups = tg.nt_hi - (lo_n + 31) / 32 + 1;
-  tg.work = at::empty({2 * kMaxTileGroups + rb.count}, rb.sizes.options().dtype(at::kInt));
+  SizeGroups sg;
+  if (tiles) {
+    sg.nt_hi = (hi_n + 31) / 32;
+    sg.groups = sg.nt_hi - (lo_n + 31) / 32 + 1;
+  }
+  sg.warp_classes = warp_hi > 0 ? warp_order_class(warp_hi) + 1 : 0;
+  const int groups = sg.groups + sg.warp_classes;
+  sg.work = at::empty({2 * kMaxSizeGroups + rb.count}, rb.sizes.options().dtype(at::kInt));
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  int* w = tg.work.mutable_data_ptr<int>();
-  C10_CUDA_CHECK(cudaMemsetAsync(w, 0, 2 * kMaxTileGroups * sizeof(int), stream));
-  if (rb.count == 0) return tg;
+  int* w = sg.work.mutable_data_ptr<int>();
+  C10_CUDA_CHECK(cudaMemsetAsync(w, 0, 2 * kMaxSizeGroups * sizeof(int), stream));
+  if (rb.count == 0) return sg;
   const int* sizes = rb.sizes.const_data_ptr<int>();
   const int* status = rb.status.defined() ? rb.status.const_data_ptr<int>() : nullptr;
+  const SizeKey key{warp_hi, tiles ? lo_n : 1, tiles ? hi_n : 0, sg.nt_hi, sg.groups};
   const unsigned grid = ceil_div(rb.count, kBinThreads);
-  tile_group_count_kernel<<<grid, kBinThreads, 0, stream>>>(sizes, status, rb.count, lo_n, hi_n,
-                                                            tg.nt_hi, w);
+  size_group_count_kernel<<<grid, kBinThreads, 0, stream>>>(sizes, status, rb.count, key, w,
+                                                            info);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  tile_group_place_kernel<<<grid, kBinThreads, 0, stream>>>(
-      sizes, status, rb.count, lo_n, hi_n, tg.nt_hi, tg.groups, w, w + kMaxTileGroups,
-      w + 2 * kMaxTileGroups);
+  size_group_place_kernel<<<grid, kBinThreads, 0, stream>>>(
+      sizes, status, rb.count, key, groups, w, w + kMaxSizeGroups, w + 2 * kMaxSizeGroups);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return tg;
+  return sg;
 }
 
 }  // namespace cuda

@@ -12,7 +12,7 @@
 namespace batchchol {
 struct RaggedBatch;
 namespace cuda {
-struct TileGroups;
+struct SizeGroups;
 
 // The packed triangle plus one tile of scratch must fit the 227 KB a block can opt
 // into on sm_90: 10 x 10 tiles in float32, 6 x 6 in float64.
@@ -43,10 +43,10 @@ void launch_potrf_tile(const double* A, double* L, int* info, int64_t batch, int
 // launch sized for group g_lo's tile count; their info entries are written, nothing
 // else of the batch is touched.
 void launch_potrf_tile_groups(const float* A, float* L, int* info, const RaggedBatch& rb,
-                              const TileGroups& tg, int g_lo, int g_hi, bool upper, int warps,
+                              const SizeGroups& tg, int g_lo, int g_hi, bool upper, int warps,
                               cudaStream_t stream);
 void launch_potrf_tile_groups(const double* A, double* L, int* info, const RaggedBatch& rb,
-                              const TileGroups& tg, int g_lo, int g_hi, bool upper, int warps,
+                              const SizeGroups& tg, int g_lo, int g_hi, bool upper, int warps,
                               cudaStream_t stream);
 
 }  // namespace cuda

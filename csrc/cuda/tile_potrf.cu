@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(NT, 512 / NT)
   tile_factor_matrix<T, NT>(sm, &info_s, A + b * nn, L + b * nn, n, nt, upper, info, b);
 }
 
-// Ragged batches: block i factors matrix i of tile groups [g_lo, g_hi] of a TileGroups
+// Ragged batches: block i factors matrix i of tile groups [g_lo, g_hi] of a SizeGroups
 // list (ragged_bins.h), whose groups hold at most nt_max tiles per side; the grid covers
 // the whole batch, and blocks past the groups' end leave at once. (A persistent grid
 // looping over the groups ran 17% slower than the fixed-size kernel at equal sizes,
@@ -155,7 +155,7 @@ void launch_tile(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
 }
 
 template <typename T, int NT>
-void launch_tile_list(const T* A, T* L, int* info, const RaggedBatch& rb, const TileGroups& tg,
+void launch_tile_list(const T* A, T* L, int* info, const RaggedBatch& rb, const SizeGroups& tg,
                       int g_lo, int g_hi, bool upper, cudaStream_t stream) {
   const int nt_max = tg.nt_hi - g_lo;
   const size_t smem = tile_smem_bytes(kTile * nt_max, sizeof(T));
@@ -182,7 +182,7 @@ void launch_tile_any(const T* A, T* L, int* info, int64_t batch, int n, bool upp
 
 template <typename T>
 void launch_tile_groups_any(const T* A, T* L, int* info, const RaggedBatch& rb,
-                            const TileGroups& tg, int g_lo, int g_hi, bool upper, int warps,
+                            const SizeGroups& tg, int g_lo, int g_hi, bool upper, int warps,
                             cudaStream_t stream) {
   TORCH_CHECK(0 <= g_lo && g_lo <= g_hi && g_hi < tg.groups && kTile * tg.nt_hi <= tile_max_n<T>(),
               "batchchol: bad tile groups for the tile potrf kernels");
@@ -209,13 +209,13 @@ void launch_potrf_tile(const double* A, double* L, int* info, int64_t batch, int
 }
 
 void launch_potrf_tile_groups(const float* A, float* L, int* info, const RaggedBatch& rb,
-                              const TileGroups& tg, int g_lo, int g_hi, bool upper, int warps,
+                              const SizeGroups& tg, int g_lo, int g_hi, bool upper, int warps,
                               cudaStream_t stream) {
   launch_tile_groups_any(A, L, info, rb, tg, g_lo, g_hi, upper, warps, stream);
 }
 
 void launch_potrf_tile_groups(const double* A, double* L, int* info, const RaggedBatch& rb,
-                              const TileGroups& tg, int g_lo, int g_hi, bool upper, int warps,
+                              const SizeGroups& tg, int g_lo, int g_hi, bool upper, int warps,
                               cudaStream_t stream) {
   launch_tile_groups_any(A, L, info, rb, tg, g_lo, g_hi, upper, warps, stream);
 }

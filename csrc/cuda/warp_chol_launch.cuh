@@ -1,10 +1,12 @@
 // Size dispatch of the warp family: each n runs the kernels of the smallest padded
-// order NP >= n from the table below (exact up to 8, then steps of 2, 4, 8), with P
+// order NP >= n (warp_order, warp_chol_launch.h: exact up to 8, then steps of 2, 4, 8), with P
 // lanes per matrix chosen so that a lane's rows stay within ~100 registers:
 //   float32: NP <= 4: P = 1, <= 8: 2, <= 16: 4, <= 32: 8 (16 for potrf at NP = 32)
 //   float64: NP <= 4: P = 1, <= 8: 2, <= 16: 8, <= 32: 16
 // and, for float32 33 <= n <= 64, one warp per matrix with a run-time column loop
 // (warp64_chol.cuh).
+// Ragged batches (n <= 32) run the same orders and lanes, grouped by order class on the
+// device (launch_potrf_warp_groups_impl below).
 // Included by one instantiation unit per op and dtype (warp_potrf_f32.cu, ...).
 #pragma once
 
@@ -18,26 +20,18 @@
 #include <type_traits>
 
 #include "cuda/launch_utils.h"
+#include "common/ragged.h"
+#include "cuda/ragged_bins.h"
 #include "cuda/warp64_chol.cuh"
 #include "cuda/warp_chol_kernels.cuh"
 #include "cuda/warp_chol_launch.h"
+#include "cuda/warp_chol_ragged.cuh"
 
 namespace batchchol {
 namespace cuda {
 
 template <int V>
 using Int = std::integral_constant<int, V>;
-
-// Measured on an H100 (benchmarks/tune_posv.py, 2026-11-22): for float32 NP = 32, potrf
-// runs faster with 16 lanes (0.433 vs 0.521 ms, 100,000 matrices: fewer registers and
-// half the unrolled multiply-adds), posv with 8 (0.430 vs 0.458 ms).
-template <typename T, bool kPosv>
-constexpr int warp_lanes(int np) {
-  if (np <= 4) return 1;
-  if (np <= 8) return 2;
-  if (sizeof(T) == 4) return np <= 16 ? 4 : (np == 32 && !kPosv) ? 16 : 8;
-  return np <= 16 ? 8 : 16;
-}
 
 // BATCHCHOL_WARP_P32=8 or 16 overrides the lanes per matrix of float32 NP = 32 (a
 // tuning switch, read at every call like BATCHCHOL_POTRF_KERNEL); 0: the table.
@@ -46,10 +40,36 @@ inline int float32_np32_lanes() {
   return env != nullptr ? std::atoi(env) : 0;
 }
 
-// Calls f(Int<NP>{}, Int<P>{}) for the padded order serving n (1 <= n <= max).
+// Calls go(Int<warp_order(c)>{}) (0 <= c < kWarpOrderClasses).
+template <typename G>
+void with_order_class(int c, G&& go) {
+  switch (c) {
+    case 0: return go(Int<warp_order(0)>{});
+    case 1: return go(Int<warp_order(1)>{});
+    case 2: return go(Int<warp_order(2)>{});
+    case 3: return go(Int<warp_order(3)>{});
+    case 4: return go(Int<warp_order(4)>{});
+    case 5: return go(Int<warp_order(5)>{});
+    case 6: return go(Int<warp_order(6)>{});
+    case 7: return go(Int<warp_order(7)>{});
+    case 8: return go(Int<warp_order(8)>{});
+    case 9: return go(Int<warp_order(9)>{});
+    case 10: return go(Int<warp_order(10)>{});
+    case 11: return go(Int<warp_order(11)>{});
+    case 12: return go(Int<warp_order(12)>{});
+    case 13: return go(Int<warp_order(13)>{});
+    case 14: return go(Int<warp_order(14)>{});
+    case 15: return go(Int<warp_order(15)>{});
+    default: break;
+  }
+  TORCH_CHECK(false, "batchchol: no warp order class ", std::to_string(c));
+}
+
+// Calls f(Int<NP>{}, Int<P>{}) for order class c: NP = warp_order(c) and P lanes per
+// matrix from the table.
 template <typename T, bool kPosv, typename F>
-void with_padded_order(int n, F&& f) {
-  auto go = [&](auto np) {
+void with_class_order(int c, F&& f) {
+  with_order_class(c, [&](auto np) {
     constexpr int NP = decltype(np)::value;
     if constexpr (sizeof(T) == 4 && NP == 32) {
       const int lanes = float32_np32_lanes();
@@ -57,31 +77,15 @@ void with_padded_order(int n, F&& f) {
       if (lanes == 16) return f(np, Int<16>{});
     }
     f(np, Int<warp_lanes<T, kPosv>(NP)>{});
-  };
-  switch (n) {
-    case 1: return go(Int<1>{});
-    case 2: return go(Int<2>{});
-    case 3: return go(Int<3>{});
-    case 4: return go(Int<4>{});
-    case 5: return go(Int<5>{});
-    case 6: return go(Int<6>{});
-    case 7: return go(Int<7>{});
-    case 8: return go(Int<8>{});
-    default: break;
-  }
-  if (n <= 16) {
-    if (n <= 10) return go(Int<10>{});
-    if (n <= 12) return go(Int<12>{});
-    if (n <= 14) return go(Int<14>{});
-    return go(Int<16>{});
-  }
-  if (n <= 32) {
-    if (n <= 20) return go(Int<20>{});
-    if (n <= 24) return go(Int<24>{});
-    if (n <= 28) return go(Int<28>{});
-    return go(Int<32>{});
-  }
-  TORCH_CHECK(false, "batchchol: n = ", std::to_string(n), " is outside the warp kernels' range");
+  });
+}
+
+// Calls f(Int<NP>{}, Int<P>{}) for the padded order serving n (1 <= n <= 32).
+template <typename T, bool kPosv, typename F>
+void with_padded_order(int n, F&& f) {
+  TORCH_CHECK(n >= 1 && n <= 32, "batchchol: n = ", std::to_string(n),
+              " is outside the warp kernels' range");
+  with_class_order<T, kPosv>(warp_order_class(n), f);
 }
 
 // Warps per block: blocks of at least ~16 KB of staged matrices (fewer, larger copies
@@ -168,6 +172,37 @@ bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
   return true;
+}
+
+// Ragged batches: sg's warp part in three launches, order classes 0..7 (n <= 8),
+// 8..11 (n <= 16) and 12..15 (n <= 32): each launch's registers and staging are its
+// largest class's, so the small orders keep the occupancy of their own sizes. A launch
+// whose classes are all above sg's is skipped. The grid is what is resident at once
+// (the warps loop over the tasks; the counts are on the device); the residency per SM
+// is computed once per launch shape, on the first call's device.
+template <typename T, int C_LO, int C_HI>
+void launch_warp_classes(const T* A, T* L, int* info, const RaggedBatch& rb, const SizeGroups& sg,
+                         bool upper, cudaStream_t stream) {
+  if (C_LO >= sg.warp_classes) return;
+  constexpr int threads = kWarpRangeThreads;
+  const size_t smem = size_t(threads / 32) * warp_range_elems<T, C_LO, C_HI>() * sizeof(T);
+  auto kernel = potrf_warp_classes_kernel<T, C_LO, C_HI>;
+  allow_dynamic_smem(kernel, smem);
+  static const int per_sm = resident_per_sm(kernel, threads, smem);
+  const int64_t blocks = resident_grid(per_sm, ceil_div(rb.count, threads / 32));
+  kernel<<<static_cast<unsigned>(blocks), threads, smem, stream>>>(
+      A, L, info, rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(),
+      sg.counts(), sg.list(), sg.warp_group(0), upper);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T>
+void launch_potrf_warp_groups_impl(const T* A, T* L, int* info, const RaggedBatch& rb,
+                                   const SizeGroups& sg, bool upper, cudaStream_t stream) {
+  static_assert(kWarpOrderClasses == 16, "the launch ranges cover classes 0..15");
+  launch_warp_classes<T, 12, 15>(A, L, info, rb, sg, upper, stream);
+  launch_warp_classes<T, 8, 11>(A, L, info, rb, sg, upper, stream);
+  launch_warp_classes<T, 0, 7>(A, L, info, rb, sg, upper, stream);
 }
 
 }  // namespace cuda

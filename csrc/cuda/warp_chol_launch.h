@@ -14,13 +14,41 @@
 #include <type_traits>
 
 namespace batchchol {
+struct RaggedBatch;
 namespace cuda {
+struct SizeGroups;
 
 // Largest n the family serves for T (0: the family does not serve T; complex types go
 // through the generic kernels of potrf_kernels.cuh / posv_kernels.cuh).
 template <typename T>
 constexpr int warp_chol_max_n() {
   return std::is_same_v<T, float> ? 64 : std::is_same_v<T, double> ? 32 : 0;
+}
+
+// The compile-time orders of the family up to 32 (warp_chol_launch.cuh): n runs at the
+// smallest order NP >= n, exact up to 8, then in steps of 2, 4 and 8, so that padding
+// adds at most ~25% to a side. Class c (0 <= c < kWarpOrderClasses) holds the sizes
+// warp_order(c - 1) + 1 .. warp_order(c); the ragged dispatch groups a batch by class.
+constexpr int kWarpOrderClasses = 16;
+constexpr int warp_order_class(int n) {
+  return n <= 8 ? n - 1 : n <= 16 ? 8 + (n - 9) / 2 : 12 + (n - 17) / 4;
+}
+constexpr int warp_order(int c) { return c < 8 ? c + 1 : c < 12 ? 2 * c - 6 : 4 * c - 28; }
+static_assert(warp_order_class(32) == kWarpOrderClasses - 1 && warp_order(15) == 32 &&
+                  warp_order(8) == 10 && warp_order_class(10) == 8 && warp_order_class(11) == 9 &&
+                  warp_order(12) == 20 && warp_order_class(21) == 13,
+              "the order table and its classes must agree");
+
+// Lanes per matrix P of order np. Measured on an H100 (benchmarks/tune_posv.py,
+// 2026-11-22): for float32 NP = 32, potrf runs faster with 16 lanes (0.433 vs 0.521 ms,
+// 100,000 matrices: fewer registers and half the unrolled multiply-adds), posv with 8
+// (0.430 vs 0.458 ms).
+template <typename T, bool kPosv>
+constexpr int warp_lanes(int np) {
+  if (np <= 4) return 1;
+  if (np <= 8) return 2;
+  if (sizeof(T) == 4) return np <= 16 ? 4 : (np == 32 && !kPosv) ? 16 : 8;
+  return np <= 16 ? 8 : 16;
 }
 
 // L (not aliasing A) receives the factor with the other triangle zeroed.
@@ -35,6 +63,13 @@ bool launch_posv_warp(const float* A, const float* B, float* X, float* L, int* i
                       int64_t batch, int n, int k, bool upper, cudaStream_t stream);
 bool launch_posv_warp(const double* A, const double* B, double* X, double* L, int* info,
                       int64_t batch, int n, int k, bool upper, cudaStream_t stream);
+
+// Ragged batches: the matrices of sg's warp part (ragged_bins.h), in up to three
+// launches (warp_chol_launch.cuh); their info entries are written, nothing else of the batch is touched.
+void launch_potrf_warp_groups(const float* A, float* L, int* info, const RaggedBatch& rb,
+                              const SizeGroups& sg, bool upper, cudaStream_t stream);
+void launch_potrf_warp_groups(const double* A, double* L, int* info, const RaggedBatch& rb,
+                              const SizeGroups& sg, bool upper, cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace batchchol

@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
   wide_factor_matrix<T, NW>(colbuf, mat, A + b * nn, L + b * nn, lay, upper, vec, info, b);
 }
 
-// Ragged batches: block i factors matrix i of group g of a TileGroups list (ragged_bins.h:
+// Ragged batches: block i factors matrix i of group g of a SizeGroups list (ragged_bins.h:
 // all with 32 (NW - 1) < n <= 32 NW), staged with its own layout; the grid covers the
 // whole batch, and blocks past the group's end leave at once. (A persistent grid
 // looping over the group spilled 1 KB of registers in float64.)

@@ -11,7 +11,7 @@
 namespace batchchol {
 struct RaggedBatch;
 namespace cuda {
-struct TileGroups;
+struct SizeGroups;
 
 constexpr int kWideMinN = 33;
 
@@ -29,9 +29,9 @@ void launch_potrf_wide(const double* A, double* L, int* info, int64_t batch, int
 // (2..wide_max_n / 32) gives the warps per matrix, in one launch; their info
 // entries are written, nothing else of the batch is touched.
 void launch_potrf_wide_group(const float* A, float* L, int* info, const RaggedBatch& rb,
-                             const TileGroups& tg, int g, bool upper, cudaStream_t stream);
+                             const SizeGroups& tg, int g, bool upper, cudaStream_t stream);
 void launch_potrf_wide_group(const double* A, double* L, int* info, const RaggedBatch& rb,
-                             const TileGroups& tg, int g, bool upper, cudaStream_t stream);
+                             const SizeGroups& tg, int g, bool upper, cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace batchchol

@@ -47,7 +47,7 @@ void launch_wide_any(const T* A, T* L, int* info, int64_t batch, int n, bool upp
 }
 
 template <typename T, int NW>
-void launch_wide_list(const T* A, T* L, int* info, const RaggedBatch& rb, const TileGroups& tg,
+void launch_wide_list(const T* A, T* L, int* info, const RaggedBatch& rb, const SizeGroups& tg,
                       int g, bool upper, cudaStream_t stream) {
   const size_t smem = (wide_colbuf<NW>() + size_t(32 * NW) * (32 * NW | 1)) * sizeof(T);
   auto kernel = potrf_wide_list_kernel<T, NW>;
@@ -60,7 +60,7 @@ void launch_wide_list(const T* A, T* L, int* info, const RaggedBatch& rb, const 
 
 template <typename T>
 void launch_wide_group_any(const T* A, T* L, int* info, const RaggedBatch& rb,
-                           const TileGroups& tg, int g, bool upper, cudaStream_t stream) {
+                           const SizeGroups& tg, int g, bool upper, cudaStream_t stream) {
   const int nw = tg.nt_hi - g;
   TORCH_CHECK(g >= 0 && g < tg.groups && nw >= 2 && 32 * nw <= wide_max_n<T>(),
               "batchchol: the wide potrf kernels do not serve tile group ", g);
@@ -72,12 +72,12 @@ void launch_wide_group_any(const T* A, T* L, int* info, const RaggedBatch& rb,
 }  // namespace
 
 void launch_potrf_wide_group(const float* A, float* L, int* info, const RaggedBatch& rb,
-                             const TileGroups& tg, int g, bool upper, cudaStream_t stream) {
+                             const SizeGroups& tg, int g, bool upper, cudaStream_t stream) {
   launch_wide_group_any(A, L, info, rb, tg, g, upper, stream);
 }
 
 void launch_potrf_wide_group(const double* A, double* L, int* info, const RaggedBatch& rb,
-                             const TileGroups& tg, int g, bool upper, cudaStream_t stream) {
+                             const SizeGroups& tg, int g, bool upper, cudaStream_t stream) {
   launch_wide_group_any(A, L, info, rb, tg, g, upper, stream);
 }
 

@@ -1,0 +1,200 @@
+// Ragged-batch kernel of the warp family: the matrices of a range of order classes of
+// a SizeGroups list (ragged_bins.h; class c holds the sizes warp_order(c - 1) + 1 ..
+// warp_order(c)), each on the P lanes of a group, factored in registers by the
+// fixed-size family's per-matrix routine (group_factor_staged, warp_chol_kernels.cuh)
+// at its class's compile-time order.
+//
+// Why no block-wide staging: the fixed-size kernel copies a contiguous chunk of the
+// batch with the whole block, but the matrices of a class lie anywhere in the buffer.
+// Each group copies its own matrix (P consecutive elements per load: 64-128 bytes for
+// P >= 8), so a warp needs only __syncwarp and the warps of a block never wait on one
+// another.
+//
+// Why warps loop over the matrices: the host does not know the class counts (they are
+// on the device), so a grid covering the whole batch would launch, for every class, up
+// to count / 2 blocks that find nothing to do (float64 NP = 32 runs two matrices per
+// warp). The launcher sizes the grid to what is resident at once instead.
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/batch_layout.cuh"
+#include "cuda/warp_chol_kernels.cuh"
+#include "cuda/warp_chol_launch.h"
+
+namespace batchchol {
+namespace cuda {
+
+// Copies matrix `g` (n x n, row-major, contiguous) into the staged slot `mat` (row
+// pitch `pitch`) with the P lanes of its group, U loads in flight per lane.
+template <typename T, int P, int U = 4>
+__device__ __forceinline__ void group_copy_in(T* __restrict__ mat, const T* __restrict__ g, int n,
+                                              int pitch, int q) {
+  const int nn = n * n;
+  int i = 0, j = q;  // (row, column) of element e, advanced by P per step
+  while (n > 0 && j >= n) j -= n, ++i;
+  for (int e0 = q; e0 < nn; e0 += U * P) {
+    T buf[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (e0 + u * P < nn) buf[u] = __ldg(g + e0 + u * P);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (e0 + u * P < nn) {
+        mat[i * pitch + j] = buf[u];
+        for (j += P; j >= n; j -= n) ++i;
+      }
+    }
+  }
+}
+
+// Copies the staged factor of matrix `g` out, zeroing the triangle that is not the
+// factor's.
+template <typename T, int P>
+__device__ __forceinline__ void group_copy_out(T* __restrict__ g, const T* __restrict__ mat, int n,
+                                               int pitch, int q, bool upper) {
+  const int nn = n * n;
+  int i = 0, j = q;
+  while (n > 0 && j >= n) j -= n, ++i;
+  for (int e = q; e < nn; e += P) {
+    const bool keep = upper ? j >= i : j <= i;
+    g[e] = keep ? mat[i * pitch + j] : T(0);
+    for (j += P; j >= n; j -= n) ++i;
+  }
+}
+
+// Threads per block of potrf_warp_classes_kernel: its warps are independent, so the
+// block size only sets the granularity of residency.
+constexpr int kWarpRangeThreads = 128;
+
+// Staged slot of one matrix of order NP on P lanes (make_stage_layout<P>(NP), as
+// constants: with a run-time pitch the compiler hoists every staged element's address
+// out of the loop over matrices into a register, float64 NP = 32: 174 registers
+// instead of 124).
+template <int NP, int P>
+struct WarpSlot {
+  static constexpr int kPitch = NP | 1;
+  static constexpr int kSize = NP * kPitch + (((P - NP) * kPitch) % 32 + 32) % 32;
+};
+
+// Lanes per matrix of order class C and the elements a warp stages for it.
+template <typename T, int C>
+struct WarpClass {
+  static constexpr int kOrder = warp_order(C);
+  static constexpr int kLanes = warp_lanes<T, false>(kOrder);
+  static constexpr int kWarpElems = (32 / kLanes) * WarpSlot<kOrder, kLanes>::kSize;
+};
+
+template <typename T, int C_LO, int C_HI>
+constexpr int warp_range_elems() {
+  if constexpr (C_LO == C_HI) {
+    return WarpClass<T, C_LO>::kWarpElems;
+  } else {
+    constexpr int a = WarpClass<T, C_LO>::kWarpElems, b = warp_range_elems<T, C_LO + 1, C_HI>();
+    return a > b ? a : b;
+  }
+}
+
+// Matrices list[first .. min(first + 32 / P, end)) on the warp, P lanes each, in the
+// warp's staging area `stage`.
+template <typename T, int NP, int P>
+__device__ __forceinline__ void warp_factor_listed(T* stage, const T* __restrict__ A,
+                                                   T* __restrict__ L, int* __restrict__ info,
+                                                   const int64_t* __restrict__ offsets,
+                                                   const int* __restrict__ sizes,
+                                                   const int* __restrict__ list, int first, int end,
+                                                   bool upper) {
+  using S = GroupShape<NP, P>;
+  using W = WarpSlot<NP, P>;
+  const int g = (threadIdx.x % 32) / P, q = threadIdx.x % P;
+  T* const mat = stage + g * W::kSize;
+  const int i = first + g;
+  const int b = i < end ? list[i] : -1;
+  const int n = b >= 0 ? sizes[b] : 0;  // groups past the end factor an identity
+  const int64_t o = b >= 0 ? offsets[b] : 0;
+  group_copy_in<T, P>(mat, A + o, n, W::kPitch, q);
+  __syncwarp();
+  real_t<T> diag[S::kRows];
+  const int inf = group_factor_staged<T, NP, P>(mat, W::kPitch, n, q, upper, diag);
+  __syncwarp();
+  group_copy_out<T, P>(L + o, mat, n, W::kPitch, q, upper);
+  if (b >= 0 && q == 0) info[b] = inf;
+  __syncwarp();  // the slot is refilled by the warp's next task
+}
+
+// Runs warp_factor_listed for order class c (C <= c <= C_HI).
+template <typename T, int C, int C_HI>
+__device__ __forceinline__ void warp_factor_class(int c, T* stage, const T* A, T* L, int* info,
+                                                  const int64_t* offsets, const int* sizes,
+                                                  const int* list, int first, int end,
+                                                  bool upper) {
+  if (c == C) {
+    using K = WarpClass<T, C>;
+    warp_factor_listed<T, K::kOrder, K::kLanes>(stage, A, L, info, offsets, sizes, list, first,
+                                                end, upper);
+  } else if constexpr (C < C_HI) {
+    warp_factor_class<T, C + 1, C_HI>(c, stage, A, L, info, offsets, sizes, list, first, end,
+                                      upper);
+  }
+}
+
+// Order classes C_LO..C_HI of the warp part of a SizeGroups list (ragged_bins.h; class c
+// is group g0 + c) in one launch. A task is 32 / P consecutive entries of one class's
+// list; the tasks of the largest class come first, and warp w of the grid takes tasks
+// w, w + (warps in the grid), ..., so that the warps of an SM mostly run one class's
+// code at a time. (One launch per class, with the class's own registers, ran slower:
+// sixteen small launches of 5-45 us each, every one with its ramp and tail, and ~6 us
+// of host time apiece; H100, 50,000 float32 matrices, uniform 1..32.)
+template <typename T, int C_LO, int C_HI>
+__global__ void __launch_bounds__(kWarpRangeThreads)
+    potrf_warp_classes_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
+                              const int64_t* __restrict__ offsets, const int* __restrict__ sizes,
+                              const int* __restrict__ counts, const int* __restrict__ list, int g0,
+                              bool upper) {
+  constexpr int K = C_HI - C_LO + 1;
+  // Per class in task order (k = 0: class C_HI): its list's start and length, and its
+  // first task; first_task[K] is the number of tasks.
+  __shared__ int begin[K], length[K], first_task[K + 1];
+  extern __shared__ __align__(16) unsigned char warp_smem_raw[];
+  if (threadIdx.x < 32) {
+    // Group lane's count and start (the counts before it), one coalesced read.
+    const int lane = threadIdx.x;
+    const int count = lane <= g0 + C_HI ? counts[lane] : 0;
+    int start = count;
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const int v = __shfl_up_sync(0xffffffffu, start, d);
+      if (lane >= d) start += v;
+    }
+    start -= count;
+    int tasks = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int g = g0 + C_HI - k;
+      const int n_k = __shfl_sync(0xffffffffu, count, g);
+      const int s_k = __shfl_sync(0xffffffffu, start, g);
+      if (lane == 0) begin[k] = s_k, length[k] = n_k, first_task[k] = tasks;
+      const int per_task = 32 / warp_lanes<T, false>(warp_order(C_HI - k));
+      tasks += (n_k + per_task - 1) / per_task;
+    }
+    if (lane == 0) first_task[K] = tasks;
+  }
+  __syncthreads();
+
+  const int warps = blockDim.x / 32, warp = threadIdx.x / 32;
+  T* const stage =
+      reinterpret_cast<T*>(warp_smem_raw) + warp * warp_range_elems<T, C_LO, C_HI>();
+  const int total = first_task[K];
+  int k = 0;
+  for (int t = int(blockIdx.x) * warps + warp; t < total; t += int(gridDim.x) * warps) {
+    while (t >= first_task[k + 1]) ++k;  // t only grows
+    const int c = C_HI - k;
+    const int per_task = 32 / warp_lanes<T, false>(warp_order(c));
+    const int first = begin[k] + (t - first_task[k]) * per_task;
+    warp_factor_class<T, C_LO, C_HI>(c, stage, A, L, info, offsets, sizes, list, first,
+                                     begin[k] + length[k], upper);
+  }
+}
+
+}  // namespace cuda
+}  // namespace batchchol

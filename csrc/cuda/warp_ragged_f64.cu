@@ -1,0 +1,14 @@
+// Instantiations of the warp family's ragged potrf kernels for double (one unit per dtype,
+// as warp_potrf_f64.cu: sixteen fully unrolled orders per unit).
+#include "cuda/warp_chol_launch.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+void launch_potrf_warp_groups(const double* A, double* L, int* info, const RaggedBatch& rb,
+                              const SizeGroups& sg, bool upper, cudaStream_t stream) {
+  launch_potrf_warp_groups_impl(A, L, info, rb, sg, upper, stream);
+}
+
+}  // namespace cuda
+}  // namespace batchchol
