@@ -77,11 +77,28 @@ struct WarpSlot {
   static constexpr int kSize = NP * kPitch + (((P - NP) * kPitch) % 32 + 32) % 32;
 };
 
+// Lanes per matrix of order np in the ragged kernel: the fixed-size table, except for
+// float32 orders 10..16 (8 lanes, the table 4) and 20..28 (16, the table 8). A launch
+// takes the registers of its largest class, and the loop over tasks adds some, so the
+// table's choice put the launch for orders 20..32 at 128 registers (order 28 at 8
+// lanes) and the one for 10..16 at 95; now 96 and 64. H100, 100,000 float32 matrices of
+// n = 32: 0.567 -> 0.512 ms (fixed-size 0.412); uniform 1..32, 50,000 matrices: 0.197 ->
+// 0.176 ms. (16 lanes for float64 orders 10..16 ran 0.222 ms at n = 16 against the
+// fixed-size 0.156 with 8, and no faster on the uniform batch, so float64 keeps the table.)
+template <typename T>
+constexpr int ragged_warp_lanes(int np) {
+  if constexpr (sizeof(T) == 4) {
+    if (np >= 20) return 16;
+    if (np >= 10) return 8;
+  }
+  return warp_lanes<T, false>(np);
+}
+
 // Lanes per matrix of order class C and the elements a warp stages for it.
 template <typename T, int C>
 struct WarpClass {
   static constexpr int kOrder = warp_order(C);
-  static constexpr int kLanes = warp_lanes<T, false>(kOrder);
+  static constexpr int kLanes = ragged_warp_lanes<T>(kOrder);
   static constexpr int kWarpElems = (32 / kLanes) * WarpSlot<kOrder, kLanes>::kSize;
 };
 
@@ -174,7 +191,7 @@ __global__ void __launch_bounds__(kWarpRangeThreads)
       const int n_k = __shfl_sync(0xffffffffu, count, g);
       const int s_k = __shfl_sync(0xffffffffu, start, g);
       if (lane == 0) begin[k] = s_k, length[k] = n_k, first_task[k] = tasks;
-      const int per_task = 32 / warp_lanes<T, false>(warp_order(C_HI - k));
+      const int per_task = 32 / ragged_warp_lanes<T>(warp_order(C_HI - k));
       tasks += (n_k + per_task - 1) / per_task;
     }
     if (lane == 0) first_task[K] = tasks;
@@ -189,7 +206,7 @@ __global__ void __launch_bounds__(kWarpRangeThreads)
   for (int t = int(blockIdx.x) * warps + warp; t < total; t += int(gridDim.x) * warps) {
     while (t >= first_task[k + 1]) ++k;  // t only grows
     const int c = C_HI - k;
-    const int per_task = 32 / warp_lanes<T, false>(warp_order(c));
+    const int per_task = 32 / ragged_warp_lanes<T>(warp_order(c));
     const int first = begin[k] + (t - first_task[k]) * per_task;
     warp_factor_class<T, C_LO, C_HI>(c, stage, A, L, info, offsets, sizes, list, first,
                                      begin[k] + length[k], upper);
