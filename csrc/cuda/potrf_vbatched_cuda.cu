@@ -14,8 +14,9 @@
 //   tile        (default for max_n > 32, real dtypes) warp for n <= 32, the wide
 //               family (wide_chol.cuh) up to wide_max_n, the tile family (tile_chol.cuh)
 //               up to tile_max_n, lazy for the rest; the matrices of the warp, wide and
-//               tile families grouped by size class on the device (ragged_bins.h), one
-//               launch per group with that group's shared memory and warps
+//               tile families grouped by size class on the device (ragged_bins.h), the
+//               warp part in its three launches, then one launch per wide or tile group
+//               with that group's shared memory and warps
 //   tile-one    as tile, but one launch for all the tile family's groups, with the
 //               largest group's shared memory
 // BATCHCHOL_VBATCHED_KERNEL names one where it applies (benchmarks/bench_vbatched.py
@@ -136,7 +137,7 @@ void launch_registers_bins(const T* A, T* L, int* info, int64_t count, RaggedLay
 
 // The matrices of sizes 1..warp_hi (<= kSmallBin) and kSmallBin + 1 .. hi (none for
 // hi <= kSmallBin), grouped by size class on the device (warp_serves<T>() only): the
-// first to the warp family, one launch per order class; then groups of up to
+// first to the warp family (three launches by order range); then groups of up to
 // wide_max_n<T>() to the wide family (as the fixed-size dispatch: float64 33..64,
 // float32 33..128; tile ran 2.7x slower at float64 n = 64), the others to the tile
 // family, one launch per group, or with `one` a single tile launch for all of its
