@@ -222,6 +222,27 @@ void launch_potrf_ragged(const at::Tensor& A, at::Tensor& L, at::Tensor& info,
   });
 }
 
+bool launch_posv_ragged_fused(const at::Tensor& A, const at::Tensor& B, at::Tensor& X,
+                              at::Tensor& L, at::Tensor& info, const RaggedBatch& rb, int64_t k,
+                              bool upper) {
+  const auto dtype = A.scalar_type();
+  if (rb.count == 0 || (dtype != at::kFloat && dtype != at::kDouble)) return false;
+  TORCH_CHECK(rb.count <= INT32_MAX, kPosvV, ": batch too large for one launch");
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  bool done = false;
+  AT_DISPATCH_FLOATING_TYPES(A.scalar_type(), "batchchol_posv_vbatched_fused", [&] {
+    using T = scalar_t;
+    const int max_n = static_cast<int>(rb.max_n);
+    if (choose_ragged_kernel<T>(max_n) != RaggedKernel::kWarp) return;
+    const SizeGroups sg = group_by_size(rb, max_n, kSmallBin + 1, 0, info.mutable_data_ptr<int>());
+    launch_posv_warp_groups(A.const_data_ptr<T>(), B.const_data_ptr<T>(), X.mutable_data_ptr<T>(),
+                            L.mutable_data_ptr<T>(), info.mutable_data_ptr<int>(), rb, sg, k, upper,
+                            stream);
+    done = true;
+  });
+  return done;
+}
+
 }  // namespace cuda
 
 std::tuple<at::Tensor, at::Tensor> potrf_vbatched_cuda(const at::Tensor& A, const at::Tensor& n,

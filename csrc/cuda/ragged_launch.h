@@ -17,6 +17,14 @@ at::Tensor ragged_matrix_output(const at::Tensor& values, const RaggedBatch& rb)
 void launch_potrf_ragged(const at::Tensor& A, at::Tensor& L, at::Tensor& info,
                          const RaggedBatch& rb, bool upper);
 
+// posv_vbatched in one pass where the factor stays on chip (the warp family: float32 and
+// float64 with max_n <= 32, unless BATCHCHOL_VBATCHED_KERNEL names another family): L and
+// info as launch_potrf_ragged, X (zeroed outside the blocks) = A^-1 B. Returns false,
+// launching nothing, where it does not apply.
+bool launch_posv_ragged_fused(const at::Tensor& A, const at::Tensor& B, at::Tensor& X,
+                              at::Tensor& L, at::Tensor& info, const RaggedBatch& rb, int64_t k,
+                              bool upper);
+
 // X (B's layout, zeroed outside the blocks) = the solution of each system; potrs
 // solves (L L^H) X = B with `upper` naming L's triangle, trsm as trsm_vbatched.
 void launch_solve_ragged(const at::Tensor& A, const at::Tensor& B, at::Tensor& X,

@@ -1,6 +1,7 @@
 // potrs_vbatched, posv_vbatched and trsm_vbatched on CUDA: the warp-per-system
 // solve kernels with per-system sizes (trsm_ragged_kernels.cuh); posv factors with
-// potrf_vbatched's kernels first.
+// potrf_vbatched's kernels first, except where the warp family factors and solves in
+// one pass (max_n <= 32, potrf_vbatched_cuda.cu).
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -97,6 +98,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_vbatched_cuda(
   at::Tensor L = cuda::ragged_matrix_output(Ac, rb);
   at::Tensor X = at::zeros_like(Bc);
   at::Tensor info = at::empty({rb.count}, A.options().dtype(at::kInt));
+  if (cuda::launch_posv_ragged_fused(Ac, Bc, X, L, info, rb, k, upper)) return {X, L, info};
   cuda::launch_potrf_ragged(Ac, L, info, rb, upper);
   cuda::launch_solve_ragged(L, Bc, X, rb, k, /*potrs=*/true, upper, true, false, false);
   return {X, L, info};

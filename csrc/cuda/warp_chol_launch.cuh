@@ -180,29 +180,54 @@ bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_
 // whose classes are all above sg's is skipped. The grid is what is resident at once
 // (the warps loop over the tasks; the counts are on the device); the residency per SM
 // is computed once per launch shape, on the first call's device.
-template <typename T, int C_LO, int C_HI>
-void launch_warp_classes(const T* A, T* L, int* info, const RaggedBatch& rb, const SizeGroups& sg,
-                         bool upper, cudaStream_t stream) {
+template <typename T, int C_LO, int C_HI, bool kSolve>
+void launch_warp_classes(const WarpListArgs<T>& args, const RaggedBatch& rb, const SizeGroups& sg,
+                         cudaStream_t stream) {
   if (C_LO >= sg.warp_classes) return;
   constexpr int threads = kWarpRangeThreads;
   const size_t smem = size_t(threads / 32) * warp_range_elems<T, C_LO, C_HI>() * sizeof(T);
-  auto kernel = potrf_warp_classes_kernel<T, C_LO, C_HI>;
+  auto kernel = warp_classes_kernel<T, C_LO, C_HI, kSolve>;
   allow_dynamic_smem(kernel, smem);
   static const int per_sm = resident_per_sm(kernel, threads, smem);
   const int64_t blocks = resident_grid(per_sm, ceil_div(rb.count, threads / 32));
-  kernel<<<static_cast<unsigned>(blocks), threads, smem, stream>>>(
-      A, L, info, rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(),
-      sg.counts(), sg.list(), sg.warp_group(0), upper);
+  kernel<<<static_cast<unsigned>(blocks), threads, smem, stream>>>(args);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, bool kSolve>
+void launch_warp_groups(const WarpListArgs<T>& args, const RaggedBatch& rb, const SizeGroups& sg,
+                        cudaStream_t stream) {
+  static_assert(kWarpOrderClasses == 16, "the launch ranges cover classes 0..15");
+  launch_warp_classes<T, 12, 15, kSolve>(args, rb, sg, stream);
+  launch_warp_classes<T, 8, 11, kSolve>(args, rb, sg, stream);
+  launch_warp_classes<T, 0, 7, kSolve>(args, rb, sg, stream);
+}
+
+template <typename T>
+WarpListArgs<T> warp_list_args(const T* A, T* L, int* info, const RaggedBatch& rb,
+                               const SizeGroups& sg, bool upper) {
+  return WarpListArgs<T>{A,           L,          info,    rb.offsets.const_data_ptr<int64_t>(),
+                         rb.sizes.const_data_ptr<int>(), sg.counts(), sg.list(),
+                         sg.warp_group(0), upper, nullptr, nullptr, nullptr, 0};
 }
 
 template <typename T>
 void launch_potrf_warp_groups_impl(const T* A, T* L, int* info, const RaggedBatch& rb,
                                    const SizeGroups& sg, bool upper, cudaStream_t stream) {
-  static_assert(kWarpOrderClasses == 16, "the launch ranges cover classes 0..15");
-  launch_warp_classes<T, 12, 15>(A, L, info, rb, sg, upper, stream);
-  launch_warp_classes<T, 8, 11>(A, L, info, rb, sg, upper, stream);
-  launch_warp_classes<T, 0, 7>(A, L, info, rb, sg, upper, stream);
+  launch_warp_groups<T, false>(warp_list_args(A, L, info, rb, sg, upper), rb, sg, stream);
+}
+
+template <typename T>
+void launch_posv_warp_groups_impl(const T* A, const T* B, T* X, T* L, int* info,
+                                  const RaggedBatch& rb, const SizeGroups& sg, int64_t k,
+                                  bool upper, cudaStream_t stream) {
+  TORCH_CHECK(k >= -1 && k <= INT32_MAX, "batchchol: bad right-hand-side count");
+  WarpListArgs<T> args = warp_list_args(A, L, info, rb, sg, upper);
+  args.B = B;
+  args.X = X;
+  args.b_offsets = rb.b_offsets.const_data_ptr<int64_t>();
+  args.k = static_cast<int>(k);
+  launch_warp_groups<T, true>(args, rb, sg, stream);
 }
 
 }  // namespace cuda

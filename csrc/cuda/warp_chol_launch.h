@@ -71,5 +71,15 @@ void launch_potrf_warp_groups(const float* A, float* L, int* info, const RaggedB
 void launch_potrf_warp_groups(const double* A, double* L, int* info, const RaggedBatch& rb,
                               const SizeGroups& sg, bool upper, cudaStream_t stream);
 
+// posv_vbatched for the matrices of sg's warp part: their factor into L and info as
+// launch_potrf_warp_groups, and the solution of their right-hand-side blocks (n_i x k at
+// rb.b_offsets, k = -1: n_i x n_i) into X, from the factor on chip.
+void launch_posv_warp_groups(const float* A, const float* B, float* X, float* L, int* info,
+                             const RaggedBatch& rb, const SizeGroups& sg, int64_t k, bool upper,
+                             cudaStream_t stream);
+void launch_posv_warp_groups(const double* A, const double* B, double* X, double* L, int* info,
+                             const RaggedBatch& rb, const SizeGroups& sg, int64_t k, bool upper,
+                             cudaStream_t stream);
+
 }  // namespace cuda
 }  // namespace batchchol

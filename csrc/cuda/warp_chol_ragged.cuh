@@ -112,62 +112,108 @@ constexpr int warp_range_elems() {
   }
 }
 
-// Matrices list[first .. min(first + 32 / P, end)) on the warp, P lanes each, in the
-// warp's staging area `stage`.
+// Arguments of warp_classes_kernel: the matrices (A in, L and info out, as
+// potrf_vbatched), the SizeGroups list (ragged_bins.h; order class c is group g0 + c),
+// and for posv the right-hand sides: B in and X out, blocks of n_i x k (k = -1:
+// n_i x n_i) at b_offsets; B null: factor only.
+template <typename T>
+struct WarpListArgs {
+  const T* A;
+  T* L;
+  int* info;
+  const int64_t* offsets;
+  const int* sizes;
+  const int* counts;
+  const int* list;
+  int g0;
+  bool upper;
+  const T* B;
+  T* X;
+  const int64_t* b_offsets;
+  int k;
+};
+
+// Solves A x = b for the columns of matrix b's right-hand-side block with its factor
+// staged in `mat` (lower working matrix, as group_factor_staged left it) and its diagonal
+// in diag, as posv_warp_kernel does. The column loop runs to the warp's largest count,
+// since the solves shuffle across the warp.
 template <typename T, int NP, int P>
-__device__ __forceinline__ void warp_factor_listed(T* stage, const T* __restrict__ A,
-                                                   T* __restrict__ L, int* __restrict__ info,
-                                                   const int64_t* __restrict__ offsets,
-                                                   const int* __restrict__ sizes,
-                                                   const int* __restrict__ list, int first, int end,
-                                                   bool upper) {
+__device__ __forceinline__ void group_solve_listed(const WarpListArgs<T>& a, const T* mat,
+                                                   const real_t<T> (&diag)[GroupShape<NP, P>::kRows],
+                                                   int b, int n, int q) {
+  using S = GroupShape<NP, P>;
+  constexpr int kPitch = WarpSlot<NP, P>::kPitch;
+  const int cols = b >= 0 ? (a.k < 0 ? n : a.k) : 0;
+  const int64_t bo = b >= 0 ? a.b_offsets[b] : 0;
+  const int warp_cols = __reduce_max_sync(0xffffffffu, cols);
+  for (int c = 0; c < warp_cols; ++c) {
+    T x[S::kRows];
+#pragma unroll
+    for (int t = 0; t < S::kRows; ++t) {
+      const int i = q + P * t;
+      x[t] = i < n && c < cols ? a.B[bo + int64_t(i) * cols + c] : T(0);
+    }
+    // Rows and columns are re-read per column so that only one of them is live.
+    T rows[S::kRows][NP];
+    load_group_rows<T, NP, P>(rows, mat, kPitch, n, q, a.upper);
+    group_forward<T, NP, P>(rows, diag, x, q);
+    T cols_of_l[S::kRows][NP];
+    load_group_cols<T, NP, P>(cols_of_l, mat, kPitch, n, q, a.upper);
+    group_backward<T, NP, P>(cols_of_l, diag, x, q);
+#pragma unroll
+    for (int t = 0; t < S::kRows; ++t) {
+      const int i = q + P * t;
+      if (i < n && c < cols) a.X[bo + int64_t(i) * cols + c] = x[t];
+    }
+  }
+}
+
+// Matrices list[first .. min(first + 32 / P, end)) on the warp, P lanes each, in the
+// warp's staging area `stage`; with kSolve, their right-hand sides as well.
+template <typename T, int NP, int P, bool kSolve>
+__device__ __forceinline__ void warp_factor_listed(const WarpListArgs<T>& a, T* stage, int first,
+                                                   int end) {
   using S = GroupShape<NP, P>;
   using W = WarpSlot<NP, P>;
   const int g = (threadIdx.x % 32) / P, q = threadIdx.x % P;
   T* const mat = stage + g * W::kSize;
   const int i = first + g;
-  const int b = i < end ? list[i] : -1;
-  const int n = b >= 0 ? sizes[b] : 0;  // groups past the end factor an identity
-  const int64_t o = b >= 0 ? offsets[b] : 0;
-  group_copy_in<T, P>(mat, A + o, n, W::kPitch, q);
+  const int b = i < end ? a.list[i] : -1;
+  const int n = b >= 0 ? a.sizes[b] : 0;  // groups past the end factor an identity
+  const int64_t o = b >= 0 ? a.offsets[b] : 0;
+  group_copy_in<T, P>(mat, a.A + o, n, W::kPitch, q);
   __syncwarp();
   real_t<T> diag[S::kRows];
-  const int inf = group_factor_staged<T, NP, P>(mat, W::kPitch, n, q, upper, diag);
+  const int inf = group_factor_staged<T, NP, P>(mat, W::kPitch, n, q, a.upper, diag);
   __syncwarp();
-  group_copy_out<T, P>(L + o, mat, n, W::kPitch, q, upper);
-  if (b >= 0 && q == 0) info[b] = inf;
+  group_copy_out<T, P>(a.L + o, mat, n, W::kPitch, q, a.upper);
+  if (b >= 0 && q == 0) a.info[b] = inf;
+  if constexpr (kSolve) group_solve_listed<T, NP, P>(a, mat, diag, b, n, q);
   __syncwarp();  // the slot is refilled by the warp's next task
 }
 
 // Runs warp_factor_listed for order class c (C <= c <= C_HI).
-template <typename T, int C, int C_HI>
-__device__ __forceinline__ void warp_factor_class(int c, T* stage, const T* A, T* L, int* info,
-                                                  const int64_t* offsets, const int* sizes,
-                                                  const int* list, int first, int end,
-                                                  bool upper) {
+template <typename T, int C, int C_HI, bool kSolve>
+__device__ __forceinline__ void warp_factor_class(const WarpListArgs<T>& a, int c, T* stage,
+                                                  int first, int end) {
   if (c == C) {
     using K = WarpClass<T, C>;
-    warp_factor_listed<T, K::kOrder, K::kLanes>(stage, A, L, info, offsets, sizes, list, first,
-                                                end, upper);
+    warp_factor_listed<T, K::kOrder, K::kLanes, kSolve>(a, stage, first, end);
   } else if constexpr (C < C_HI) {
-    warp_factor_class<T, C + 1, C_HI>(c, stage, A, L, info, offsets, sizes, list, first, end,
-                                      upper);
+    warp_factor_class<T, C + 1, C_HI, kSolve>(a, c, stage, first, end);
   }
 }
 
-// Order classes C_LO..C_HI of the warp part of a SizeGroups list (ragged_bins.h; class c
-// is group g0 + c) in one launch. A task is 32 / P consecutive entries of one class's
-// list; the tasks of the largest class come first, and warp w of the grid takes tasks
-// w, w + (warps in the grid), ..., so that the warps of an SM mostly run one class's
-// code at a time. (One launch per class, with the class's own registers, ran slower:
-// sixteen small launches of 5-45 us each, every one with its ramp and tail, and ~6 us
-// of host time apiece; H100, 50,000 float32 matrices, uniform 1..32.)
-template <typename T, int C_LO, int C_HI>
-__global__ void __launch_bounds__(kWarpRangeThreads)
-    potrf_warp_classes_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
-                              const int64_t* __restrict__ offsets, const int* __restrict__ sizes,
-                              const int* __restrict__ counts, const int* __restrict__ list, int g0,
-                              bool upper) {
+// Order classes C_LO..C_HI of the warp part of a SizeGroups list in one launch (with
+// kSolve, posv: the right-hand sides solved on chip after the factorization). A task is
+// 32 / P consecutive entries of one class's list; the tasks of the largest class come
+// first, and warp w of the grid takes tasks w, w + (warps in the grid), ..., so that the
+// warps of an SM mostly run one class's code at a time. (One launch per class, with the
+// class's own registers, ran slower: sixteen small launches of 5-45 us each, every one
+// with its ramp and tail, and ~6 us of host time apiece; H100, 50,000 float32
+// matrices, uniform 1..32.)
+template <typename T, int C_LO, int C_HI, bool kSolve>
+__global__ void __launch_bounds__(kWarpRangeThreads) warp_classes_kernel(WarpListArgs<T> a) {
   constexpr int K = C_HI - C_LO + 1;
   // Per class in task order (k = 0: class C_HI): its list's start and length, and its
   // first task; first_task[K] is the number of tasks.
@@ -176,7 +222,7 @@ __global__ void __launch_bounds__(kWarpRangeThreads)
   if (threadIdx.x < 32) {
     // Group lane's count and start (the counts before it), one coalesced read.
     const int lane = threadIdx.x;
-    const int count = lane <= g0 + C_HI ? counts[lane] : 0;
+    const int count = lane <= a.g0 + C_HI ? a.counts[lane] : 0;
     int start = count;
 #pragma unroll
     for (int d = 1; d < 32; d *= 2) {
@@ -187,7 +233,7 @@ __global__ void __launch_bounds__(kWarpRangeThreads)
     int tasks = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const int g = g0 + C_HI - k;
+      const int g = a.g0 + C_HI - k;
       const int n_k = __shfl_sync(0xffffffffu, count, g);
       const int s_k = __shfl_sync(0xffffffffu, start, g);
       if (lane == 0) begin[k] = s_k, length[k] = n_k, first_task[k] = tasks;
@@ -208,8 +254,7 @@ __global__ void __launch_bounds__(kWarpRangeThreads)
     const int c = C_HI - k;
     const int per_task = 32 / ragged_warp_lanes<T>(warp_order(c));
     const int first = begin[k] + (t - first_task[k]) * per_task;
-    warp_factor_class<T, C_LO, C_HI>(c, stage, A, L, info, offsets, sizes, list, first,
-                                     begin[k] + length[k], upper);
+    warp_factor_class<T, C_LO, C_HI, kSolve>(a, c, stage, first, begin[k] + length[k]);
   }
 }
 

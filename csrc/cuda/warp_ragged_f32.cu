@@ -1,4 +1,4 @@
-// Instantiations of the warp family's ragged potrf kernels for float (one unit per dtype,
+// Instantiations of the warp family's ragged potrf and posv kernels for float (one unit per dtype,
 // as warp_potrf_f32.cu: sixteen fully unrolled orders per unit).
 #include "cuda/warp_chol_launch.cuh"
 
@@ -8,6 +8,12 @@ namespace cuda {
 void launch_potrf_warp_groups(const float* A, float* L, int* info, const RaggedBatch& rb,
                               const SizeGroups& sg, bool upper, cudaStream_t stream) {
   launch_potrf_warp_groups_impl(A, L, info, rb, sg, upper, stream);
+}
+
+void launch_posv_warp_groups(const float* A, const float* B, float* X, float* L, int* info,
+                             const RaggedBatch& rb, const SizeGroups& sg, int64_t k, bool upper,
+                             cudaStream_t stream) {
+  launch_posv_warp_groups_impl(A, B, X, L, info, rb, sg, k, upper, stream);
 }
 
 }  // namespace cuda
