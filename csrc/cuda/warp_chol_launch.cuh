@@ -206,9 +206,17 @@ void launch_warp_groups(const WarpListArgs<T>& args, const RaggedBatch& rb, cons
 template <typename T>
 WarpListArgs<T> warp_list_args(const T* A, T* L, int* info, const RaggedBatch& rb,
                                const SizeGroups& sg, bool upper) {
-  return WarpListArgs<T>{A,           L,          info,    rb.offsets.const_data_ptr<int64_t>(),
-                         rb.sizes.const_data_ptr<int>(), sg.counts(), sg.list(),
-                         sg.warp_group(0), upper, nullptr, nullptr, nullptr, 0};
+  WarpListArgs<T> args{};
+  args.A = A;
+  args.L = L;
+  args.info = info;
+  args.offsets = rb.offsets.const_data_ptr<int64_t>();
+  args.sizes = rb.sizes.const_data_ptr<int>();
+  args.counts = sg.counts();
+  args.list = sg.list();
+  args.g0 = sg.warp_group(0);
+  args.upper = upper;
+  return args;  // B, X, b_offsets null: factor only
 }
 
 template <typename T>
