@@ -63,14 +63,14 @@ __device__ __forceinline__ void group_copy_out(T* __restrict__ g, const T* __res
   }
 }
 
-// Threads per block of potrf_warp_classes_kernel: its warps are independent, so the
+// Threads per block of warp_classes_kernel: its warps are independent, so the
 // block size only sets the granularity of residency.
 constexpr int kWarpRangeThreads = 128;
 
 // Staged slot of one matrix of order NP on P lanes (make_stage_layout<P>(NP), as
 // constants: with a run-time pitch the compiler hoists every staged element's address
-// out of the loop over matrices into a register, float64 NP = 32: 174 registers
-// instead of 124).
+// out of the loop over matrices into a register; float64 NP = 32: 174 registers, 156
+// with constants, 124 in the fixed-size kernel, which has no such loop).
 template <int NP, int P>
 struct WarpSlot {
   static constexpr int kPitch = NP | 1;
