@@ -11,6 +11,7 @@ from conftest import (
     DTYPES,
     assert_backward_error,
     assert_close_rel,
+    assert_solve_residual,
     break_minor,
     cond2,
     make_spd,
@@ -113,7 +114,8 @@ def test_potrf_vbatched_cuda_many(monkeypatch, family, dtype, upper):
 def test_potrf_vbatched_cuda_small_many(monkeypatch, family, dtype, upper):
     # 30,000 matrices of sizes 0..32: more in each order class than the warp family's
     # resident warps take in one round (float64 order 32: ~3,400), so its warps loop;
-    # a failing minor in one matrix of each size, every matrix checked.
+    # a failing minor in one matrix of each size, every matrix checked. posv (factor and
+    # solve in one pass for the warp family) with two right-hand sides likewise.
     monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
     g = torch.Generator().manual_seed(2)
     sizes = torch.randint(0, 33, (30000,), generator=g)
@@ -138,6 +140,18 @@ def test_potrf_vbatched_cuda_small_many(monkeypatch, family, dtype, upper):
         for idx, where, A in groups:
             assert_backward_error(A[1:], L[where].view(A.shape)[1:], upper,
                                   what=f"potrf_vbatched n={A.shape[-1]}")
+    k = 2
+    b_off = torch.cumsum(sizes * k, 0) - sizes * k
+    B = torch.randn(int((sizes * k).sum()), dtype=dtype, generator=g)
+    for n, off, boff in ((sizes, offsets, b_off), (sizes.cuda(), offsets.cuda(), b_off.cuda())):
+        X, _, info = ops.posv_vbatched(values, n, off, B.cuda(), boff, k, 32, upper)
+        assert torch.equal(info.cpu(), expect)
+        X = X.cpu()
+        for idx, where, A in groups:
+            s = A.shape[-1]
+            rows = (b_off[idx][:, None] + torch.arange(s * k)[None, :]).view(-1)
+            Bi, Xi = B[rows].view(-1, s, k)[1:], X[rows].view(-1, s, k)[1:]
+            assert_solve_residual(A[1:], Xi, Bi, what=f"posv_vbatched n={s}")
 
 
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
