@@ -1,9 +1,10 @@
-"""One potrf, potrs or trsm call of bench_fixed's shape, for Nsight Compute (ncu).
+"""One potrf, potrs, trsm or posv (posv_solve) call of bench_fixed's shape, for Nsight
+Compute (ncu).
 
     ncu --clock-control none --kernel-name regex:warp_kernel --launch-skip 2 \\
         --launch-count 1 --section SpeedOfLight ... python3 tools/ncu_solve_case.py trsm float32 64 16
 
-Arguments: op (potrf | trsm | potrs), dtype, n, right-hand sides (ignored by potrf),
+Arguments: op (potrf | trsm | potrs | posv), dtype, n, right-hand sides (ignored by potrf),
 batch (default 10,000). The triangle is column-major, as torch.linalg.cholesky returns it
 and bench_fixed uses it.
 Two untimed calls come first, so --launch-skip 2 profiles the third.
@@ -27,6 +28,8 @@ def main(argv):
     for _ in range(3):
         if op == "potrf":
             torch.ops.batchchol.potrf(A, False)
+        elif op == "posv":
+            torch.ops.batchchol.posv_solve(A, B, False)
         elif op == "trsm":
             torch.ops.batchchol.trsm(L, B, False, True, False, False)
         else:

@@ -45,9 +45,10 @@ __device__ __forceinline__ T group_bcast(T v, int src) {
 }
 
 // Factors the lower working matrix in place: afterwards a[t][j] = L(q + P t, j) for
-// j <= q + P t and diag[t] = L(q + P t, q + P t). Returns the LAPACK info (0, or k + 1
-// for the first pivot k that is not positive and finite), the same on every lane of the
-// group. Scaling multiplies by the reciprocal of the pivot's square root (xPOTF2).
+// j <= q + P t and rdiag[t] = 1 / L(q + P t, q + P t) (the sweeps below multiply by
+// it). Returns the LAPACK info (0, or k + 1 for the first pivot k that is not positive
+// and finite), the same on every lane of the group. Scaling multiplies by the
+// reciprocal of the pivot's square root (xPOTF2).
 //
 // Entries above a row's diagonal (j > q + P t) are scratch: they are updated along with
 // the others, without a per-row predicate, and never feed an entry of L (an entry (i, j)
@@ -55,7 +56,7 @@ __device__ __forceinline__ T group_bcast(T v, int src) {
 // unrolled code at one shuffle and R multiply-adds per (k, j).
 template <typename T, int NP, int P>
 __device__ __forceinline__ int group_potrf(T (&a)[GroupShape<NP, P>::kRows][NP],
-                                           real_t<T> (&diag)[GroupShape<NP, P>::kRows], int q) {
+                                           real_t<T> (&rdiag)[GroupShape<NP, P>::kRows], int q) {
   using S = GroupShape<NP, P>;
   using R = real_t<T>;
   int info = 0;
@@ -70,7 +71,7 @@ __device__ __forceinline__ int group_potrf(T (&a)[GroupShape<NP, P>::kRows][NP],
       if (k < S::width(t)) {
         const bool pivot_row = q + P * t == k;
         a[t][k] = pivot_row ? T(s) : a[t][k] * inv;
-        if (pivot_row) diag[t] = s;
+        if (pivot_row) rdiag[t] = inv;
       }
     }
 #pragma unroll
@@ -86,17 +87,18 @@ __device__ __forceinline__ int group_potrf(T (&a)[GroupShape<NP, P>::kRows][NP],
 }
 
 // Forward substitution L y = b for one right-hand-side column: b[t] holds entry
-// q + P t and is overwritten with y. a[][] are L's rows, diag[] its diagonal.
+// q + P t and is overwritten with y. a[][] are L's rows, rdiag[] the reciprocals of its
+// diagonal (group_potrf): a multiplication instead of a division on each step's chain.
 template <typename T, int NP, int P>
 __device__ __forceinline__ void group_forward(const T (&a)[GroupShape<NP, P>::kRows][NP],
-                                              const real_t<T> (&diag)[GroupShape<NP, P>::kRows],
+                                              const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
                                               T (&b)[GroupShape<NP, P>::kRows], int q) {
   using S = GroupShape<NP, P>;
 #pragma unroll
   for (int j = 0; j < NP; ++j) {
     const int tj = j / P, qj = j % P;
-    // Every lane divides its own row's entry; only the owner's quotient is kept.
-    const T yj = group_bcast<P>(b[tj] / diag[tj], qj);
+    // Every lane scales its own row's entry; only the owner's product is kept.
+    const T yj = group_bcast<P>(b[tj] * rdiag[tj], qj);
     if (q == qj) b[tj] = yj;
 #pragma unroll
     for (int t = 0; t < S::kRows; ++t) {
@@ -108,16 +110,16 @@ __device__ __forceinline__ void group_forward(const T (&a)[GroupShape<NP, P>::kR
 }
 
 // Backward substitution L^H x = y: col[t][j] = L(j, q + P t) for j >= P t (the
-// lane's columns of L), diag[] as above; b[t] holds y and is overwritten with x.
+// lane's columns of L), rdiag[] as above; b[t] holds y and is overwritten with x.
 template <typename T, int NP, int P>
 __device__ __forceinline__ void group_backward(const T (&col)[GroupShape<NP, P>::kRows][NP],
-                                               const real_t<T> (&diag)[GroupShape<NP, P>::kRows],
+                                               const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
                                                T (&b)[GroupShape<NP, P>::kRows], int q) {
   using S = GroupShape<NP, P>;
 #pragma unroll
   for (int j = NP - 1; j >= 0; --j) {
     const int tj = j / P, qj = j % P;
-    const T xj = group_bcast<P>(b[tj] / diag[tj], qj);
+    const T xj = group_bcast<P>(b[tj] * rdiag[tj], qj);
     if (q == qj) b[tj] = xj;
 #pragma unroll
     for (int t = 0; t < S::kRows; ++t) {

@@ -209,13 +209,14 @@ __device__ __forceinline__ void load_group_cols(T (&col)[GroupShape<NP, P>::kRow
 // Factors the staged matrix `mat` (order n_eff, identity-padded to NP; n_eff = 0: an
 // identity) in place on the P lanes of its group, q being the lane's index in it: the
 // factor's triangle is written back, the other one is left as it was. Returns the info
-// (the same on every lane of the group) and leaves the diagonal of the factor in diag.
+// (the same on every lane of the group) and leaves the reciprocals of the factor's
+// diagonal in rdiag.
 template <typename T, int NP, int P>
 __device__ __forceinline__ int group_factor_staged(T* mat, int pitch, int n_eff, int q, bool upper,
-                                                   real_t<T> (&diag)[GroupShape<NP, P>::kRows]) {
+                                                   real_t<T> (&rdiag)[GroupShape<NP, P>::kRows]) {
   T a[GroupShape<NP, P>::kRows][NP];
   load_group_rows<T, NP, P>(a, mat, pitch, n_eff, q, upper);
-  const int inf = group_potrf<T, NP, P>(a, diag, q);
+  const int inf = group_potrf<T, NP, P>(a, rdiag, q);
   store_group_rows<T, NP, P>(a, mat, pitch, n_eff, q, upper);
   return inf;
 }
@@ -244,8 +245,8 @@ __global__ void __launch_bounds__(256)
 
   const int g = threadIdx.x / P, q = threadIdx.x % P;
   const int n_eff = g < count ? lay.n : 0;  // groups past the batch factor an identity
-  real_t<T> diag[S::kRows];
-  const int inf = group_factor_staged<T, NP, P>(s + g * lay.ms, lay.pitch, n_eff, q, upper, diag);
+  real_t<T> rdiag[S::kRows];
+  const int inf = group_factor_staged<T, NP, P>(s + g * lay.ms, lay.pitch, n_eff, q, upper, rdiag);
   if (n_eff > 0 && q == 0) info[first + g] = inf;
   __syncthreads();
   stage_out(L + first * nn, s, count * nn, lay, vec, upper);
@@ -273,8 +274,8 @@ __global__ void __launch_bounds__(256)
   const int n_eff = g < count ? n : 0;
   const bool conj_rhs = upper && IsComplex<T>::value;
   T* mat = s + g * lay.ms;
-  real_t<T> diag[S::kRows];
-  const int inf = group_factor_staged<T, NP, P>(mat, lay.pitch, n_eff, q, upper, diag);
+  real_t<T> rdiag[S::kRows];
+  const int inf = group_factor_staged<T, NP, P>(mat, lay.pitch, n_eff, q, upper, rdiag);
   if (n_eff > 0 && q == 0) info[first + g] = inf;
   __syncwarp();  // a group's lanes share one warp: its factor is now visible to them
 
@@ -290,10 +291,10 @@ __global__ void __launch_bounds__(256)
     // Rows and columns are re-read per column so that only one of them is live.
     T a[S::kRows][NP];
     load_group_rows<T, NP, P>(a, mat, lay.pitch, n_eff, q, upper);
-    group_forward<T, NP, P>(a, diag, b, q);
+    group_forward<T, NP, P>(a, rdiag, b, q);
     T col[S::kRows][NP];
     load_group_cols<T, NP, P>(col, mat, lay.pitch, n_eff, q, upper);
-    group_backward<T, NP, P>(col, diag, b, q);
+    group_backward<T, NP, P>(col, rdiag, b, q);
 #pragma unroll
     for (int t = 0; t < S::kRows; ++t) {
       const int i = q + P * t;

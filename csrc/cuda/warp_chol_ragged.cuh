@@ -134,12 +134,12 @@ struct WarpListArgs {
 };
 
 // Solves A x = b for the columns of matrix b's right-hand-side block with its factor
-// staged in `mat` (lower working matrix, as group_factor_staged left it) and its diagonal
-// in diag, as posv_warp_kernel does. The column loop runs to the warp's largest count,
+// staged in `mat` (lower working matrix, as group_factor_staged left it) and the
+// reciprocals of its diagonal in rdiag, as posv_warp_kernel does. The column loop runs to the warp's largest count,
 // since the solves shuffle across the warp.
 template <typename T, int NP, int P>
 __device__ __forceinline__ void group_solve_listed(const WarpListArgs<T>& a, const T* mat,
-                                                   const real_t<T> (&diag)[GroupShape<NP, P>::kRows],
+                                                   const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
                                                    int b, int n, int q) {
   using S = GroupShape<NP, P>;
   constexpr int kPitch = WarpSlot<NP, P>::kPitch;
@@ -156,10 +156,10 @@ __device__ __forceinline__ void group_solve_listed(const WarpListArgs<T>& a, con
     // Rows and columns are re-read per column so that only one of them is live.
     T rows[S::kRows][NP];
     load_group_rows<T, NP, P>(rows, mat, kPitch, n, q, a.upper);
-    group_forward<T, NP, P>(rows, diag, x, q);
+    group_forward<T, NP, P>(rows, rdiag, x, q);
     T cols_of_l[S::kRows][NP];
     load_group_cols<T, NP, P>(cols_of_l, mat, kPitch, n, q, a.upper);
-    group_backward<T, NP, P>(cols_of_l, diag, x, q);
+    group_backward<T, NP, P>(cols_of_l, rdiag, x, q);
 #pragma unroll
     for (int t = 0; t < S::kRows; ++t) {
       const int i = q + P * t;
@@ -183,12 +183,12 @@ __device__ __forceinline__ void warp_factor_listed(const WarpListArgs<T>& a, T* 
   const int64_t o = b >= 0 ? a.offsets[b] : 0;
   group_copy_in<T, P>(mat, a.A + o, n, W::kPitch, q);
   __syncwarp();
-  real_t<T> diag[S::kRows];
-  const int inf = group_factor_staged<T, NP, P>(mat, W::kPitch, n, q, a.upper, diag);
+  real_t<T> rdiag[S::kRows];
+  const int inf = group_factor_staged<T, NP, P>(mat, W::kPitch, n, q, a.upper, rdiag);
   __syncwarp();
   group_copy_out<T, P>(a.L + o, mat, n, W::kPitch, q, a.upper);
   if (b >= 0 && q == 0) a.info[b] = inf;
-  if constexpr (kSolve) group_solve_listed<T, NP, P>(a, mat, diag, b, n, q);
+  if constexpr (kSolve) group_solve_listed<T, NP, P>(a, mat, rdiag, b, n, q);
   __syncwarp();  // the slot is refilled by the warp's next task
 }
 
