@@ -1,15 +1,17 @@
 """Times the warp family's switches and prints where each one wins.
 
-  - BATCHCHOL_POSV_FUSED_MAX_K: the most right-hand sides for which posv (n <= 32) runs
-    the fused kernel instead of potrf + potrs; measured with it at 0 (never fused) and
-    at 4096 (always), for each n and k.
+  - BATCHCHOL_POSV_FUSED_MAX_K: the most right-hand sides for which posv and posv_solve
+    (n <= 32, float32 up to 64) run the fused kernel instead of potrf + potrs; measured
+    with it at 0 (never fused) and at 4096 (always), for each op, n and k. posv writes L
+    either way; posv_solve keeps the fused kernel's factor on chip, so its crossover is
+    higher.
   - BATCHCHOL_WARP_P32: lanes per matrix for float32 n = 32 (8 or 16), for potrf and
     posv_solve.
 
 The defaults in csrc/cuda/posv_cuda.cu (posv_fused_max_k) and warp_chol_launch.cuh
 (warp_lanes) are written from this script's output.
 
-    python benchmarks/tune_posv.py [--sizes 8 16 32] [--nrhs 1 2 4 8 16 32] [--json out.json]
+    python benchmarks/tune_posv.py [--sizes 8 16 32 48 64] [--nrhs 1 2 4 8 16 32] [--json out.json]
 """
 
 import argparse
@@ -28,26 +30,32 @@ ops = torch.ops.batchchol
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[8, 16, 32])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[8, 16, 32, 48, 64])
     ap.add_argument("--nrhs", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
     ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
     ap.add_argument("--batch", type=int, default=100_000)
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
-    print(f"{'dtype':8} {'n':>3} {'k':>3} {'fused ms':>9} {'unfused':>9}  faster", flush=True)
+    print(f"{'dtype':8} {'n':>3} {'k':>3} {'op':>10} {'fused ms':>9} {'unfused':>9}  faster", flush=True)
     for dname in args.dtypes:
         dtype = getattr(torch, dname)
         for n in args.sizes:
+            if n > 32 and dtype != torch.float32:
+                continue  # the fused kernels serve float64 up to n = 32
             A = common.spd_batch(args.batch, n, dtype)
             for k in args.nrhs:
                 B = torch.randn(args.batch, n, k, dtype=dtype, device="cuda")
-                fused = common.median_ms_with_env({"BATCHCHOL_POSV_FUSED_MAX_K": "4096"}, lambda: ops.posv(A, B, False))
-                unfused = common.median_ms_with_env({"BATCHCHOL_POSV_FUSED_MAX_K": "0"}, lambda: ops.posv(A, B, False))
-                best = "fused" if fused < unfused else "unfused"
-                print(f"{dname:8} {n:3d} {k:3d} {fused:9.3f} {unfused:9.3f}  {best}", flush=True)
-                rows.append(dict(kind="fused_max_k", dtype=dname, n=n, k=k, batch=args.batch,
-                                 fused_ms=fused, unfused_ms=unfused))
+                for op in ("posv", "posv_solve"):
+                    fn = getattr(ops, op)
+                    t = {v: common.median_ms_with_env({"BATCHCHOL_POSV_FUSED_MAX_K": v},
+                                                      lambda: fn(A, B, False))
+                         for v in ("4096", "0")}
+                    best = "fused" if t["4096"] < t["0"] else "unfused"
+                    print(f"{dname:8} {n:3d} {k:3d} {op:>10} {t['4096']:9.3f} {t['0']:9.3f}  {best}",
+                          flush=True)
+                    rows.append(dict(kind="fused_max_k", op=op, dtype=dname, n=n, k=k,
+                                     batch=args.batch, fused_ms=t["4096"], unfused_ms=t["0"]))
                 del B
             del A
     A = common.spd_batch(args.batch, 32, torch.float32)

@@ -40,30 +40,32 @@ bool try_registers(const T* A, const T* B, T* X, T* L, int* info, int64_t batch,
 // Right-hand sides up to which the warp family's fused kernel beats potrf + potrs (it
 // sweeps every column with the factor from shared memory; the potrs kernels stream many
 // columns per pass). H100 crossovers (benchmarks/tune_posv.py, 100,000 systems,
-// 2026-11-22): n <= 8: k <= 8 both dtypes; n <= 16: k <= 16 float32, k <= 32 float64;
-// n <= 32: k <= 2 float32, never for float64 (its unrolled kernel lost even at k = 1);
-// float32 36..64 (the run-time loop kernel): n = 64, k = 1: 4.87 ms fused vs 5.12
-// potrf + potrs (H100, bench_fixed); other k not yet measured, k <= 4 taken.
+// 2026-11-23, results/h100-2026-11-23-tune_posv.txt; n = 8, 16, 32, 48, 64):
+//   writes_L (posv, which writes the factor either way): k <= 2 for n <= 32, float64
+//   n = 32 k <= 1 (1.29 vs 1.36 ms; k = 2 1.44 vs 1.40); never for float32 n > 32 (n = 64,
+//   k = 1: 3.54 vs 3.43 ms);
+//   posv_solve (the fused kernel keeps the factor on chip): k <= 4 for n <= 32 (float64
+//   n = 32, k = 1: 0.92 vs 1.35 ms; k = 4: 1.40 vs 1.49; k = 8: 2.05 vs 1.85), k <= 1
+//   for float32 n > 32 (n = 64: 2.91 vs 3.43 ms).
 // BATCHCHOL_POSV_FUSED_MAX_K overrides (tuning; read at every call).
-int posv_fused_max_k(bool is_double, int n) {
+int posv_fused_max_k(bool is_double, int n, bool writes_L) {
   if (const char* env = std::getenv("BATCHCHOL_POSV_FUSED_MAX_K")) return std::atoi(env);
-  if (n <= 8) return 8;
-  if (n <= 16) return is_double ? 32 : 16;
-  if (n <= 32) return is_double ? 0 : 2;
+  if (n > 32) return writes_L ? 0 : 1;
+  if (writes_L) return is_double && n > 16 ? 1 : 2;
   return 4;
 }
 
 namespace {
 
-// The warp family's fused kernel where it serves (T, n, k); L may be null. Returns
-// false, launching nothing, otherwise.
+// The warp family's fused kernel where it serves (T, n, k); L may be null (posv_solve:
+// the factor stays on chip). Returns false, launching nothing, otherwise.
 template <typename T>
 bool launch_posv_warp_if_served(const T* A, const T* B, T* X, T* L, int* info, int64_t batch,
                                 int n, int k, bool upper, cudaStream_t stream) {
   if constexpr (warp_chol_max_n<T>() > 0) {
     // Float32 33..35 stays with potrf + potrs (the fused warp64 posv is not measured there).
     if (n <= warp_chol_max_n<T>() && (n <= 32 || n >= 36) &&
-        k <= posv_fused_max_k(sizeof(T) == 8, n)) {
+        k <= posv_fused_max_k(sizeof(T) == 8, n, /*writes_L=*/L != nullptr)) {
       return launch_posv_warp(A, B, X, L, info, batch, n, k, upper, stream);
     }
   }
