@@ -4,7 +4,8 @@
     (n <= 32, float32 up to 64) run the fused kernel instead of potrf + potrs; measured
     with it at 0 (never fused) and at 4096 (always), for each op, n and k. posv writes L
     either way; posv_solve keeps the fused kernel's factor on chip, so its crossover is
-    higher.
+    higher. posv_vbatched (the warp family's ragged pass, max_n <= 32) takes posv's
+    crossover at n = max_n; --ragged times it on uniform sizes in [1, 32] to check that.
   - BATCHCHOL_WARP_P32: lanes per matrix for float32 n = 32 (8 or 16), for potrf and
     posv_solve.
 
@@ -24,8 +25,33 @@ import torch_batchchol  # noqa: F401
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+from bench_vbatched import make_batch  # noqa: E402
 
 ops = torch.ops.batchchol
+
+
+def ragged_crossover(args):
+    """posv_vbatched fused vs potrf_vbatched + potrs_vbatched, uniform sizes in [1, 32]."""
+    rows = []
+    gen = torch.Generator().manual_seed(0)
+    n = torch.randint(1, 33, (args.ragged,), generator=gen)
+    print(f"\nposv_vbatched, {args.ragged} matrices of n uniform in [1, 32]", flush=True)
+    for dname in args.dtypes:
+        dtype = getattr(torch, dname)
+        values, nd, od = make_batch(n, dtype, "cuda")
+        for k in args.nrhs:
+            b = torch.rand(int(n.sum()) * k, dtype=dtype, device="cuda")
+            boff = (nd.cumsum(0) - nd) * k
+            t = {v: common.median_ms_with_env(
+                     {"BATCHCHOL_POSV_FUSED_MAX_K": v},
+                     lambda: ops.posv_vbatched(values, nd, od, b, boff, k, 32, False))
+                 for v in ("4096", "0")}
+            best = "fused" if t["4096"] < t["0"] else "unfused"
+            print(f"{dname:8} max_n 32 {k:3d} {'ragged':>10} {t['4096']:9.3f} {t['0']:9.3f}  {best}",
+                  flush=True)
+            rows.append(dict(kind="ragged_fused_max_k", dtype=dname, max_n=32, k=k,
+                             batch=args.ragged, fused_ms=t["4096"], unfused_ms=t["0"]))
+    return rows
 
 
 def main():
@@ -34,6 +60,8 @@ def main():
     ap.add_argument("--nrhs", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
     ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
     ap.add_argument("--batch", type=int, default=100_000)
+    ap.add_argument("--ragged", type=int, default=50_000,
+                    help="matrices of the posv_vbatched check (0: skip it)")
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
@@ -58,6 +86,8 @@ def main():
                                      batch=args.batch, fused_ms=t["4096"], unfused_ms=t["0"]))
                 del B
             del A
+    if args.ragged:
+        rows += ragged_crossover(args)
     A = common.spd_batch(args.batch, 32, torch.float32)
     B = torch.randn(args.batch, 32, 1, device="cuda")
     print(f"\nfloat32 n = 32, batch {args.batch}: lanes per matrix", flush=True)

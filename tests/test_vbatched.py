@@ -205,6 +205,29 @@ def test_potrs_posv_vbatched(device, dtype, sizes, k, upper):
         assert_close_rel(X2i, ref, bound, "potrs")
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("max_k", ["0", "4096"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("k", [1, 3, -1])
+@pytest.mark.parametrize("upper", [False, True])
+def test_posv_vbatched_cuda_fused_switch(monkeypatch, max_k, dtype, k, upper):
+    # max_n <= 32: the one-pass factor and solve (4096) and potrf + potrs (0) give the
+    # same factor, info and solutions, for whatever k the crossover table picks either.
+    monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", max_k)
+    c = RaggedCase(SIZE_SETS["small"], dtype, "cuda")
+    blocks, B, b_off = c.rhs(k)
+    X, L, info = ops.posv_vbatched(c.A, c.n, c.offsets, B, b_off, k, None, upper)
+    assert info.tolist() == [0] * len(c.sizes)
+    cols = None if k < 0 else k
+    check_outside_is_zero(X, c.sizes, b_off, cols)
+    check_outside_is_zero(L, c.sizes, c.offsets)
+    for A, Bi, Xi, Li in zip(c.spd, blocks, blocks_of(X, c.sizes, b_off, cols),
+                             blocks_of(L, c.sizes, c.offsets)):
+        assert_backward_error(A, Li, upper)
+        ref = torch.linalg.solve(to_ref(A), to_ref(Bi))
+        assert_close_rel(Xi, ref, tol(dtype, A.shape[-1], cond2(A)), "posv")
+
+
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("sizes", ["small", "medium"])

@@ -7,6 +7,7 @@
 #include <torch/library.h>
 
 #include <cstdlib>
+#include <limits>
 
 #include "common/batching.h"
 #include "common/checks.h"
@@ -35,6 +36,12 @@ bool try_registers(const T* A, const T* B, T* X, T* L, int* info, int64_t batch,
   return true;
 }
 
+// BATCHCHOL_POSV_FUSED_MAX_K overrides the tables below (tuning; read at every call).
+int fused_max_k_or(int table) {
+  const char* env = std::getenv("BATCHCHOL_POSV_FUSED_MAX_K");
+  return env != nullptr ? std::atoi(env) : table;
+}
+
 }  // namespace
 
 // Right-hand sides up to which the warp family's fused kernel beats potrf + potrs (it
@@ -47,12 +54,21 @@ bool try_registers(const T* A, const T* B, T* X, T* L, int* info, int64_t batch,
 //   posv_solve (the fused kernel keeps the factor on chip): k <= 4 for n <= 32 (float64
 //   n = 32, k = 1: 0.92 vs 1.35 ms; k = 4: 1.40 vs 1.49; k = 8: 2.05 vs 1.85), k <= 1
 //   for float32 n > 32 (n = 64: 2.91 vs 3.43 ms).
-// BATCHCHOL_POSV_FUSED_MAX_K overrides (tuning; read at every call).
 int posv_fused_max_k(bool is_double, int n, bool writes_L) {
-  if (const char* env = std::getenv("BATCHCHOL_POSV_FUSED_MAX_K")) return std::atoi(env);
-  if (n > 32) return writes_L ? 0 : 1;
-  if (writes_L) return is_double && n > 16 ? 1 : 2;
-  return 4;
+  const int table = n > 32     ? (writes_L ? 0 : 1)
+                    : writes_L ? (is_double && n > 16 ? 1 : 2)
+                               : 4;
+  return fused_max_k_or(table);
+}
+
+// posv_vbatched (max_n <= 32; ragged_launch.h), against potrf_vbatched + the ragged solve
+// kernels, which are slower than the fixed-size potrs kernels: H100, 50,000 matrices of n
+// uniform in [1, 32] (tune_posv.py --ragged, 2026-11-23,
+// results/h100-2026-11-23-ragged-tune_posv.txt): float32 fused at every k measured (k = 1:
+// 0.31 vs 0.41 ms; k = 32: 1.30 vs 1.33); float64 k <= 2 (k = 2: 0.63 vs 0.66; k = 4:
+// 0.717 vs 0.706; k = 32: 2.09 vs 1.78).
+int posv_vbatched_fused_max_k(bool is_double) {
+  return fused_max_k_or(is_double ? 2 : std::numeric_limits<int>::max());
 }
 
 namespace {

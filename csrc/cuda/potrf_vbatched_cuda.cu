@@ -234,6 +234,8 @@ bool launch_posv_ragged_fused(const at::Tensor& A, const at::Tensor& B, at::Tens
     using T = scalar_t;
     const int max_n = static_cast<int>(rb.max_n);
     if (choose_ragged_kernel<T>(max_n) != RaggedKernel::kWarp) return;
+    // k = -1: square blocks, up to max_n columns.
+    if ((k < 0 ? max_n : k) > posv_vbatched_fused_max_k(sizeof(T) == 8)) return;
     const SizeGroups sg = group_by_size(rb, max_n, kSmallBin + 1, 0, info.mutable_data_ptr<int>());
     launch_posv_warp_groups(A.const_data_ptr<T>(), B.const_data_ptr<T>(), X.mutable_data_ptr<T>(),
                             L.mutable_data_ptr<T>(), info.mutable_data_ptr<int>(), rb, sg, k, upper,
