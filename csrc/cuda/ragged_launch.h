@@ -19,8 +19,9 @@ void launch_potrf_ragged(const at::Tensor& A, at::Tensor& L, at::Tensor& info,
 
 // posv_vbatched in one pass where the factor stays on chip (the warp family: float32 and
 // float64 with max_n <= 32, unless BATCHCHOL_VBATCHED_KERNEL names another family, and
-// few right-hand sides: posv_fused_max_k): L and info as launch_potrf_ragged, X (zeroed
-// outside the blocks) = A^-1 B. Returns false, launching nothing, where it does not apply.
+// few right-hand sides: posv_vbatched_fused_max_k): L and info as launch_potrf_ragged, X
+// (zeroed outside the blocks) = A^-1 B. Returns false, launching nothing, where it does
+// not apply.
 bool launch_posv_ragged_fused(const at::Tensor& A, const at::Tensor& B, at::Tensor& X,
                               at::Tensor& L, at::Tensor& info, const RaggedBatch& rb, int64_t k,
                               bool upper);

@@ -135,8 +135,8 @@ struct WarpListArgs {
 
 // Solves A x = b for the columns of matrix b's right-hand-side block with its factor
 // staged in `mat` (lower working matrix, as group_factor_staged left it) and the
-// reciprocals of its diagonal in rdiag, as posv_warp_kernel does. The column loop runs to the warp's largest count,
-// since the solves shuffle across the warp.
+// reciprocals of its diagonal in rdiag, as posv_warp_kernel does. The column loop runs
+// to the warp's largest count, since the solves shuffle across the warp.
 template <typename T, int NP, int P>
 __device__ __forceinline__ void group_solve_listed(const WarpListArgs<T>& a, const T* mat,
                                                    const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
