@@ -213,14 +213,14 @@ def main():
             write_json(args.json, environment(device), {}, records)
         torch.cuda.empty_cache()
     cols = [("dist", 10, ""), ("Nmax", 6, ""), ("batch", 7, ""), ("dtype", 9, ""),
-            ("ours", 9, ".3f"), ("warp", 9, ".3f"), ("regs", 9, ".3f"), ("shared", 9, ".3f"), ("greedy", 9, ".3f"),
-            ("lazy", 9, ".3f"), ("binned", 9, ".3f"), ("tile", 9, ".3f"), ("tile1", 9, ".3f"),
-            ("bucket", 9, ".3f"), ("padded", 9, ".3f"), ("speedup", 8, ".1f"),
+            ("ours", 9, ".3f"), ("warp", 9, ".3f"), ("regs", 9, ".3f"), ("shared", 9, ".3f"),
+            ("greedy", 9, ".3f"), ("lazy", 9, ".3f"), ("binned", 9, ".3f"), ("tile", 9, ".3f"),
+            ("tile1", 9, ".3f"), ("bucket", 9, ".3f"), ("padded", 9, ".3f"), ("speedup", 8, ".1f"),
             ("vs_fix", 7, ".2f"), ("posv", 9, ".3f"), ("p_bkt", 9, ".3f"), ("p_pad", 9, ".3f"),
             ("p_spd", 7, ".1f")]
-    rows = [[r["dist"], r["nmax"], r["batch"], r["dtype"], r["ours_ms"], r.get("warp_ms"), r["registers_ms"],
-             r["shared_ms"], r["greedy_ms"], r["lazy_ms"], r["binned_ms"], r["tile_ms"],
-             r["tile-one_ms"], r["bucketed_ms"], r["padded_ms"],
+    rows = [[r["dist"], r["nmax"], r["batch"], r["dtype"], r["ours_ms"], r.get("warp_ms"),
+             r["registers_ms"], r["shared_ms"], r["greedy_ms"], r["lazy_ms"], r["binned_ms"],
+             r["tile_ms"], r["tile-one_ms"], r["bucketed_ms"], r["padded_ms"],
              r["speedup"], r.get("vs_fixed"), r["posv_ms"], r["posv_bucketed_ms"],
              r["posv_padded_ms"], r["posv_speedup"]] for r in records]
     print(format_table("potrf_vbatched / posv_vbatched (ms; speedup = best workaround / ours; "

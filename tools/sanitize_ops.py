@@ -111,14 +111,19 @@ def ragged_workload(dtypes, quick):
                     ops.potrs_vbatched(L, n, off, b, bo, k, 140, upper)
                     ops.posv_vbatched(r.values, n, off, b, bo, k, None, upper)
                     ops.trsm_vbatched(L, n, off, b, bo, k, 140, upper, True, True, False)
-        # Only sizes up to 32: the warp family's own dispatch (max_n <= 32).
+        # Only sizes up to 32: the warp family's own dispatch (max_n <= 32), and its
+        # one-pass posv (two columns: the float64 crossover's largest k).
         rs = ragged.pack([m for m in mats if m.shape[-1] <= 32] +
                          [torch.eye(n, dtype=dtype, device="cuda") * 2 for n in (2, 9, 24, 31)])
+        bs, bsoff, ks = ragged.pack_rhs(
+            [torch.randn(int(n), 2, dtype=dtype, device="cuda") for n in rs.n], rs.n)
         for fam in ("warp", "registers"):
             os.environ["BATCHCHOL_VBATCHED_KERNEL"] = fam
             for upper in (False, True):
                 ops.potrf_vbatched(rs.values, rs.n, rs.offsets, 32, upper)
                 ops.potrf_vbatched(rs.values, rs.n.cuda(), rs.offsets.cuda(), 32, upper)
+                ops.posv_vbatched(rs.values, rs.n.cuda(), rs.offsets.cuda(), bs, bsoff.cuda(),
+                                  ks, 32, upper)
         os.environ.pop("BATCHCHOL_VBATCHED_KERNEL")
         bad_small = rs.n.clone()
         bad_small[0] = -1

@@ -18,7 +18,10 @@
 namespace batchchol {
 namespace cuda {
 
-constexpr int kMaxSizeGroups = 32;
+// Groups of the tile part (tile counts) and of the whole grouping: the tile part's
+// plus the warp family's order classes (kWarpOrderClasses, asserted where both are seen).
+constexpr int kMaxTileGroups = 16;
+constexpr int kMaxSizeGroups = kMaxTileGroups + 16;
 
 // Built on the current stream without a host sync; the order inside a group is
 // unspecified.
@@ -33,7 +36,8 @@ struct SizeGroups {
 };
 
 // Sizes 1..warp_hi (<= 32; 0: no warp part) go to the warp part, sizes lo_n..hi_n
-// (lo_n > warp_hi, at most 16 tile counts; hi_n < lo_n: no tile part) to the tile part.
+// (lo_n > warp_hi, at most kMaxTileGroups tile counts; hi_n < lo_n: no tile part) to the
+// tile part.
 // With `info`, the matrices that no launch of a family takes, n = 0 and those with
 // invalid metadata (rb.status), get their info here (0, or their status).
 SizeGroups group_by_size(const RaggedBatch& rb, int warp_hi, int lo_n, int hi_n, int* info);

@@ -15,6 +15,8 @@ namespace {
 
 constexpr int kBinThreads = 256;
 static_assert(kBinThreads >= kMaxSizeGroups, "one thread per group publishes its count");
+static_assert(kMaxSizeGroups == kMaxTileGroups + kWarpOrderClasses,
+              "the grouping holds the tile counts and every warp order class");
 
 // How sizes map to groups (ragged_bins.h).
 struct SizeKey {
@@ -80,14 +82,15 @@ __global__ void size_group_place_kernel(const int* __restrict__ sizes,
 
 SizeGroups group_by_size(const RaggedBatch& rb, int warp_hi, int lo_n, int hi_n, int* info) {
   const bool tiles = hi_n >= lo_n;
+  const int tile_counts = (hi_n + 31) / 32 - (lo_n + 31) / 32 + 1;
   TORCH_CHECK(warp_hi >= 0 && warp_hi <= 32 &&
-                  (!tiles || (lo_n > warp_hi && (hi_n + 31) / 32 - (lo_n + 31) / 32 < 16)),
+                  (!tiles || (lo_n > warp_hi && tile_counts <= kMaxTileGroups)),
               "batchchol: bad size groups ", warp_hi, ", ", lo_n, "..", hi_n);
   TORCH_CHECK(rb.count <= INT32_MAX, "batchchol: ragged batch too large to group");
   SizeGroups sg;
   if (tiles) {
     sg.nt_hi = (hi_n + 31) / 32;
-    sg.groups = sg.nt_hi - (lo_n + 31) / 32 + 1;
+    sg.groups = tile_counts;
   }
   sg.warp_classes = warp_hi > 0 ? warp_order_class(warp_hi) + 1 : 0;
   const int groups = sg.groups + sg.warp_classes;

@@ -42,7 +42,9 @@ static_assert(warp_order_class(32) == kWarpOrderClasses - 1 && warp_order(15) ==
 // Lanes per matrix P of order np. Measured on an H100 (benchmarks/tune_posv.py,
 // 2026-11-22): for float32 NP = 32, potrf runs faster with 16 lanes (0.433 vs 0.521 ms,
 // 100,000 matrices: fewer registers and half the unrolled multiply-adds), posv with 8
-// (0.430 vs 0.458 ms).
+// (0.430 vs 0.458 ms). The 2026-11-23 runs of the same script put posv_solve (k = 1) at
+// 16 lanes 2-4% ahead (0.393 vs 0.405 ms); not switched, since posv with L and k up to 4
+// was not timed at 16.
 template <typename T, bool kPosv>
 constexpr int warp_lanes(int np) {
   if (np <= 4) return 1;
@@ -72,7 +74,8 @@ bool launch_posv_warp(const double* A, const double* B, double* X, double* L, in
                       int64_t batch, int n, int k, bool upper, cudaStream_t stream);
 
 // Ragged batches: the matrices of sg's warp part (ragged_bins.h), in up to three
-// launches (warp_chol_launch.cuh); their info entries are written, nothing else of the batch is touched.
+// launches (warp_chol_launch.cuh); their info entries are written, nothing else of the
+// batch is touched.
 void launch_potrf_warp_groups(const float* A, float* L, int* info, const RaggedBatch& rb,
                               const SizeGroups& sg, bool upper, cudaStream_t stream);
 void launch_potrf_warp_groups(const double* A, double* L, int* info, const RaggedBatch& rb,
