@@ -1,7 +1,8 @@
 """Every CUDA kernel family of potrf and posv against torch.linalg, whichever one the
 size dispatch would pick: BATCHCHOL_POTRF_KERNEL forces a potrf family (the library
 reads it at every call; a family that cannot serve n falls back to the default), and
-BATCHCHOL_WARP_P32 / BATCHCHOL_POSV_FUSED_MAX_K switch the warp family's variants."""
+BATCHCHOL_WARP_P32 / BATCHCHOL_POSV_FUSED_MAX_K switch the warp family's variants and
+BATCHCHOL_BLOCKED_GROUP the blocked family's update grouping."""
 
 import pytest
 import torch
@@ -82,6 +83,24 @@ def test_family_failing_minor(family, dtype):
         L, info = ops.potrf(A, False)
         assert info.tolist() == [0, m, 0], (n, m, info.tolist())
         _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], False)
+
+
+@pytest.mark.parametrize("group", ["1", "3", "8"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+@pytest.mark.parametrize("upper", [False, True])
+def test_blocked_update_groups(monkeypatch, group, dtype, upper):
+    # Panels per group of the blocked family's two-level update: 1 is the single-level
+    # update, 3 leaves a partial group at the end of most orders here, 8 is wider than
+    # the smaller matrices. The failing minor sits inside, at the edge of and after a
+    # group, and at the last entry.
+    monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", "blocked")
+    monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", group)
+    for n, m in ((65, 40), (130, 97), (257, 193), (300, 300)):
+        A = make_spd((3,), n, dtype, "cuda", cond=100.0)
+        A[1, m - 1, m - 1] = -1.0
+        L, info = ops.potrf(fill_other_triangle(A, upper), upper)
+        assert info.tolist() == [0, m, 0], (n, m, info.tolist())
+        _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
 
 
 @pytest.mark.parametrize("lanes", ["8", "16"])

@@ -64,6 +64,25 @@ def test_potrf_vbatched_cuda_families(monkeypatch, family, dtype, sizes, upper):
         assert_backward_error(A, Li, upper)
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("family", ["lazy", "binned", "greedy"])
+@pytest.mark.parametrize("group", ["1", "3"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_potrf_vbatched_cuda_blocked_groups(monkeypatch, family, group, dtype):
+    # The blocked launches' update groups are aligned to launch steps, not to each
+    # matrix's first panel (the lazy layouts start small matrices late): with groups of
+    # 3 every matrix here starts inside a group somewhere.
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
+    monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", group)
+    c = RaggedCase([300, 1, 65, 257, 33, 130, 96, 0, 200], dtype, "cuda")
+    for upper in (False, True):
+        L, info = ops.potrf_vbatched(c.A, c.n, c.offsets, None, upper)
+        assert info.tolist() == [0] * len(c.sizes)
+        check_outside_is_zero(L, c.sizes, c.offsets)
+        for A, Li in zip(c.spd, blocks_of(L, c.sizes, c.offsets)):
+            assert_backward_error(A, Li, upper)
+
+
 @functools.lru_cache(maxsize=2)
 def _many_sizes_case(dtype):
     """1,500 matrices of sizes 1..229 on the GPU, grouped by size, with a negative

@@ -174,36 +174,74 @@ __global__ void blocked_diag_kernel(T* __restrict__ L, int* __restrict__ info, i
   if (lane == 0 && inf != 0 && info[b] == 0) info[b] = k0 + inf;
 }
 
-// Rows below the diagonal block: L21 = A21 L11^{-H}, one row per thread.
+// Rows per block of the panel solve (one row per thread): the rows and L11 stay
+// within the 48 KB of static shared memory. Real types keep four blocks per SM (at most
+// 128 registers); a row of 32 complex<double> alone takes 128.
+template <typename T>
+constexpr int panel_rows() {
+  return sizeof(T) >= 16 ? 32 : 128;
+}
+
+// Rows below the diagonal block: L21 = A21 L11^{-H}, one row per thread. The rows go
+// through shared memory: each warp copies whole 32-entry row segments (reading its own
+// row, a thread touched 32 rows per load, and the kernel took a third of the whole
+// factorization at float64 n = 256). A row is solved in column order (x_j final, then
+// subtracted from the entries after it: independent chains, not one dot product per
+// entry), against L11 transposed, with the reciprocals of its diagonal.
 template <typename T, typename Layout>
-__global__ void blocked_panel_kernel(T* __restrict__ L, Layout lay, int step) {
+__global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
+    blocked_panel_kernel(T* __restrict__ L, Layout lay, int step) {
+  constexpr int ROWS = panel_rows<T>(), PITCH = kPanel + 1;
   // Raw storage: c10::complex has a constructor, which __shared__ arrays forbid.
-  __shared__ __align__(16) unsigned char l11_raw[sizeof(T) * kPanel * (kPanel + 1)];
-  auto l11 = reinterpret_cast<T(*)[kPanel + 1]>(l11_raw);
+  __shared__ __align__(16) unsigned char lt_raw[sizeof(T) * kPanel * kPanel];
+  __shared__ __align__(16) unsigned char xs_raw[sizeof(T) * ROWS * PITCH];
+  // lt[j * 32 + q] = L11(q, j) for q > j, and 1 / L11(j, j) at q = j.
+  T* lt = reinterpret_cast<T*>(lt_raw);
+  T* xs = reinterpret_cast<T*>(xs_raw);  // the block's rows, pitch 33
   const int64_t b = blockIdx.x;
   int n, k0;
-  if (!panel_of(lay, b, step, n, k0) || k0 + kPanel + int(blockIdx.y * blockDim.x) >= n) return;
+  if (!panel_of(lay, b, step, n, k0)) return;
+  const int r0 = k0 + kPanel + int(blockIdx.y) * ROWS;
+  if (r0 >= n) return;  // uniform over the block
+  const int rows = min(ROWS, n - r0);
   T* m = L + lay.origin(b);
-  for (int e = threadIdx.x; e < kPanel * kPanel; e += blockDim.x) {
-    const int i = e / kPanel, j = e % kPanel;
-    l11[i][j] = m[static_cast<int64_t>(k0 + i) * n + k0 + j];
+  for (int e = threadIdx.x; e < kPanel * kPanel; e += ROWS) {
+    const int q = e / kPanel, j = e % kPanel;
+    if (j < q) lt[j * kPanel + q] = m[static_cast<int64_t>(k0 + q) * n + k0 + j];
+    if (j == q) {
+      lt[j * (kPanel + 1)] = T(real_t<T>(1) / real_(m[static_cast<int64_t>(k0 + q) * n + k0 + j]));
+    }
+  }
+  // Thread t copies column t % 32 of rows t / 32 + i ROWS / 32.
+  constexpr int kStride = ROWS / kPanel;
+  const int c = threadIdx.x % kPanel, rr = threadIdx.x / kPanel;
+  T* src = m + static_cast<int64_t>(r0) * n + k0 + c;
+#pragma unroll 8
+  for (int i = 0; i < kPanel; ++i) {
+    const int r = rr + i * kStride;
+    xs[r * PITCH + c] = r < rows ? src[static_cast<int64_t>(r) * n] : T(0);
   }
   __syncthreads();
-  const int i = k0 + kPanel + blockIdx.y * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  T* row = m + static_cast<int64_t>(i) * n + k0;
-  T x[kPanel];
+  if (int(threadIdx.x) < rows) {
+    T* row = xs + threadIdx.x * PITCH;
+    T x[kPanel];
 #pragma unroll
-  for (int j = 0; j < kPanel; ++j) x[j] = row[j];
+    for (int j = 0; j < kPanel; ++j) x[j] = row[j];
 #pragma unroll
-  for (int j = 0; j < kPanel; ++j) {
-    T acc = x[j];
+    for (int j = 0; j < kPanel; ++j) {
+      x[j] *= lt[j * (kPanel + 1)];
 #pragma unroll
-    for (int p = 0; p < j; ++p) acc -= mul_conj(x[p], l11[j][p]);
-    x[j] = acc / real_(l11[j][j]);
+      for (int q = j + 1; q < kPanel; ++q) x[q] -= mul_conj(x[j], lt[j * kPanel + q]);
+    }
+#pragma unroll
+    for (int j = 0; j < kPanel; ++j) row[j] = x[j];
   }
+  __syncthreads();
 #pragma unroll
-  for (int j = 0; j < kPanel; ++j) row[j] = x[j];
+  for (int i = 0; i < kPanel; ++i) {
+    const int r = rr + i * kStride;
+    if (r < rows) src[static_cast<int64_t>(r) * n] = xs[r * PITCH + c];
+  }
 }
 
 // Tile of the trailing update: 16-byte types use 32 x 32 tiles to stay within the
@@ -213,11 +251,54 @@ constexpr int update_tile() {
   return sizeof(T) >= 16 ? 32 : 64;
 }
 
-// Trailing SYRK: L22 -= L21 L21^H on TILE x TILE tiles of the lower triangle, the
-// two TILE x 32 panel slices staged in shared memory, TS x TS outputs per thread.
+constexpr int kUpdateThreads = 256;
+
+// Thread t's share of the staging of two TILE x 32 slices of L21 (columns p0..p0 + 31,
+// rows from i0 and from j0): loads all in flight into registers, stored to shared memory
+// later, so that a chunk's loads overlap the previous chunk's products.
+template <typename T, int TILE>
+struct UpdateSlices {
+  static constexpr int kPer = TILE * kPanel / kUpdateThreads;
+  T vi[kPer], vj[kPer];
+
+  // si, sj: m plus the offsets of this thread's first entry in each slice (row
+  // i0 + t / 32 or j0 + t / 32, column t % 32); ri, rj: rows left in the matrix below
+  // them. Offsets stay 32-bit (n^2 < 2^31 for every order blocked_fits admits), which
+  // keeps the unrolled loads from holding a 64-bit address each.
+  __device__ __forceinline__ void load(const T* si, const T* sj, int ri, int rj, int n, int p0) {
+    constexpr int kRowStep = kUpdateThreads / kPanel;
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      vi[u] = u * kRowStep < ri ? si[u * kRowStep * n + p0] : T(0);
+      vj[u] = u * kRowStep < rj ? sj[u * kRowStep * n + p0] : T(0);
+    }
+  }
+  __device__ __forceinline__ void store(T (*pi)[kPanel + 1], T (*pj)[kPanel + 1]) const {
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      const int e = threadIdx.x + u * kUpdateThreads, r = e / kPanel, c = e % kPanel;
+      pi[r][c] = vi[u];
+      pj[r][c] = vj[u];
+    }
+  }
+};
+
+// Trailing SYRK after the panel of `step`: L22 -= L21 L21^H over TILE x TILE tiles of
+// the lower triangle from row and column t0 = k0 + 32, with L21 the columns of the
+// last `rank_panels` panels (those before column 0 left out) and only columns below
+// t0 + col_span written. Blocked right-looking in two levels (launch_blocked_layout):
+// a rank-32 update of the next panels' columns after each panel, and every few panels
+// one update of the rest with all of them, so that the trailing matrix goes through
+// memory once per group of panels instead of once per panel. col_tiles = 0: blockIdx.y
+// enumerates the tiles of the lower triangle; otherwise (row tile, column tile) of a
+// strip col_tiles tiles wide. TS x TS outputs per thread. The loads of the next panel's
+// slices are in flight during this panel's products, and the tile of L22 is read whole
+// before it is written (a load, a store, the next load: float32 n = 512 took 6.8 ms for
+// the first update of 2,000 matrices, 12% of the memory bandwidth).
 template <typename T, typename Layout>
-__global__ void __launch_bounds__(256)
-    blocked_update_kernel(T* __restrict__ L, Layout lay, int step) {
+__global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
+    blocked_update_kernel(T* __restrict__ L, Layout lay, int step, int rank_panels, int col_span,
+                          int col_tiles) {
   constexpr int TILE = update_tile<T>(), TS = TILE / 16;
   __shared__ __align__(16) unsigned char pi_raw[sizeof(T) * TILE * (kPanel + 1)];
   __shared__ __align__(16) unsigned char pj_raw[sizeof(T) * TILE * (kPanel + 1)];
@@ -226,18 +307,18 @@ __global__ void __launch_bounds__(256)
   const int64_t b = blockIdx.x;
   int n, k0;
   int ti, tj;
-  tri_index(blockIdx.y, ti, tj);
+  if (col_tiles == 0) {
+    tri_index(blockIdx.y, ti, tj);
+  } else {
+    ti = int(blockIdx.y) / col_tiles, tj = int(blockIdx.y) % col_tiles;
+    if (tj > ti) return;
+  }
   if (!panel_of(lay, b, step, n, k0)) return;
   const int t0 = k0 + kPanel;
+  const int c_end = min(n, t0 + col_span);
   const int i0 = t0 + ti * TILE, j0 = t0 + tj * TILE;
-  if (i0 >= n) return;  // the tile lies past this matrix (uniform over the block)
+  if (i0 >= n || j0 >= c_end) return;  // past this matrix or strip (uniform over the block)
   T* m = L + lay.origin(b);
-  for (int e = threadIdx.x; e < TILE * kPanel; e += blockDim.x) {
-    const int r = e / kPanel, c = e % kPanel;
-    pi[r][c] = (i0 + r < n) ? m[static_cast<int64_t>(i0 + r) * n + k0 + c] : T(0);
-    pj[r][c] = (j0 + r < n) ? m[static_cast<int64_t>(j0 + r) * n + k0 + c] : T(0);
-  }
-  __syncthreads();
   // Thread (tr, tc) owns rows tr + 16a and columns tc + 16b: strided ownership keeps
   // the shared-memory reads of a warp on distinct rows.
   const int tr = threadIdx.x / 16, tc = threadIdx.x % 16;
@@ -246,26 +327,47 @@ __global__ void __launch_bounds__(256)
   for (int a = 0; a < TS; ++a)
 #pragma unroll
     for (int c = 0; c < TS; ++c) acc[a][c] = T(0);
+  const int p_begin = max(0, k0 - (rank_panels - 1) * kPanel);
+  const int sr = threadIdx.x / kPanel, sc = threadIdx.x % kPanel;
+  const T* si = m + (i0 + sr) * n + sc;
+  const T* sj = m + (j0 + sr) * n + sc;
+  UpdateSlices<T, TILE> slices;
+  slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p_begin);
+  T* ct = m + (i0 + tr) * n + j0 + tc;  // this thread's first entry of the tile
+  const int ci = n - i0 - tr, cj = c_end - j0 - tc, cd = i0 + tr - j0 - tc;
+  // Entry (a, c) of the thread is in the matrix, below c_end and on or below the diagonal.
+  const auto owned = [&](int a, int c) {
+    return 16 * a < ci && 16 * c < cj && 16 * c <= cd + 16 * a;
+  };
+  for (int p0 = p_begin; p0 <= k0; p0 += kPanel) {
+    if (p0 != p_begin) __syncthreads();  // the previous slices are consumed
+    slices.store(pi, pj);
+    __syncthreads();
+    if (p0 < k0) slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p0 + kPanel);
 #pragma unroll 8
-  for (int p = 0; p < kPanel; ++p) {
-    T li[TS], lj[TS];
+    for (int p = 0; p < kPanel; ++p) {
+      T li[TS], lj[TS];
 #pragma unroll
-    for (int a = 0; a < TS; ++a) {
-      li[a] = pi[tr + 16 * a][p];
-      lj[a] = pj[tc + 16 * a][p];
+      for (int a = 0; a < TS; ++a) {
+        li[a] = pi[tr + 16 * a][p];
+        lj[a] = pj[tc + 16 * a][p];
+      }
+#pragma unroll
+      for (int a = 0; a < TS; ++a)
+#pragma unroll
+        for (int c = 0; c < TS; ++c) acc[a][c] += mul_conj(li[a], lj[c]);
     }
-#pragma unroll
-    for (int a = 0; a < TS; ++a)
-#pragma unroll
-      for (int c = 0; c < TS; ++c) acc[a][c] += mul_conj(li[a], lj[c]);
   }
+  T cur[TS][TS];
 #pragma unroll
   for (int a = 0; a < TS; ++a)
 #pragma unroll
-    for (int c = 0; c < TS; ++c) {
-      const int i = i0 + tr + 16 * a, j = j0 + tc + 16 * c;
-      if (i < n && j < n && j <= i) m[static_cast<int64_t>(i) * n + j] -= acc[a][c];
-    }
+    for (int c = 0; c < TS; ++c) cur[a][c] = owned(a, c) ? ct[16 * a * n + 16 * c] : T(0);
+#pragma unroll
+  for (int a = 0; a < TS; ++a)
+#pragma unroll
+    for (int c = 0; c < TS; ++c)
+      if (owned(a, c)) ct[16 * a * n + 16 * c] = cur[a][c] - acc[a][c];
 }
 
 // For upper results: moves the lower factor to the upper triangle (U = L^T).

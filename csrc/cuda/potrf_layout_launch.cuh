@@ -4,6 +4,9 @@
 
 #include <c10/cuda/CUDAException.h>
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "cuda/launch_utils.h"
 #include "cuda/potrf_kernels.cuh"
 #include "cuda/potrf_left_kernels.cuh"
@@ -63,8 +66,26 @@ void launch_left_layout(const T* A, T* L, int* info, int64_t batch, Layout lay, 
     launch_left_panels(A, L, info, batch, lay, max_n - pk * kPanel, pk, pk + 1, upper, stream);
 }
 
-// One launch per 32-wide panel step: diagonal factor, panel solve, trailing update.
-// max_n bounds every matrix; a lazy ragged layout's steps must be ceil(max_n / 32).
+// Panels per group of the blocked family's two-level update (blocked_update_kernel):
+// BATCHCHOL_BLOCKED_GROUP (a tuning switch, read at every call), else the table.
+template <typename T>
+int blocked_group_panels(int max_n) {
+  if (const char* env = std::getenv("BATCHCHOL_BLOCKED_GROUP")) return std::max(1, std::atoi(env));
+  // H100, 2026-11-23 (kernel times per group size, benchmarks/KERNEL-NOTES.md, tenth
+  // round): float64 n = 256, 10,000 matrices: 1 / 2 / 4 / 8 panels 15.9 / 13.8 / 14.4 /
+  // 16.1 ms; n = 512, 2,000: 18.8 / 14.8 / 14.4 / 16.2; float32 n = 512: 11.7 / 9.4 /
+  // 9.3 / 10.3 (one panel per group was the single-level update). Larger groups cut the
+  // passes over the trailing matrix but lengthen the rank-32 strip updates.
+  (void)sizeof(T);
+  return max_n <= 256 ? 2 : 4;
+}
+
+// One launch per 32-wide panel step for the diagonal factor and the panel solve; the
+// trailing update in two levels: after each panel a rank-32 update of the columns up to
+// the end of its group of panels, and after a group's last panel one update of the
+// rest with the whole group. max_n bounds every matrix; a lazy ragged layout's steps
+// must be ceil(max_n / 32). Groups are aligned to steps, not to each matrix's start:
+// the update clamps its panels at column 0.
 template <typename T, typename Layout>
 void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout lay, int max_n,
                            bool upper, cudaStream_t stream) {
@@ -72,6 +93,7 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
   blocked_init_kernel<T><<<batch, 256, 0, stream>>>(A, L, info, lay, upper);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   const int steps = (max_n + kPanel - 1) / kPanel;
+  const int group = blocked_group_panels<T>(max_n);
   for (int step = 0; step < steps; ++step) {
     blocked_diag_kernel<T><<<ceil_div(batch, 4), 128, 0, stream>>>(L, info, batch, lay, step);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -80,10 +102,22 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
     const int rest = std::max(max_n, steps * kPanel * int(lay.first_step_varies())) -
                      (step + 1) * kPanel;
     if (rest <= 0) continue;
-    blocked_panel_kernel<T><<<dim3(batch, ceil_div(rest, 128)), 128, 0, stream>>>(L, lay, step);
+    blocked_panel_kernel<T><<<dim3(batch, ceil_div(rest, panel_rows<T>())), panel_rows<T>(), 0,
+                              stream>>>(L, lay, step);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
-    const int64_t t = (rest + tile - 1) / tile;
-    blocked_update_kernel<T><<<dim3(batch, t * (t + 1) / 2), 256, 0, stream>>>(L, lay, step);
+    const int64_t row_tiles = (rest + tile - 1) / tile;
+    const int group_end = std::min(steps, (step / group + 1) * group);
+    if (step + 1 < group_end) {
+      // The columns of this group's next panels.
+      const int span = (group_end - step - 1) * kPanel;
+      const int col_tiles = (span + tile - 1) / tile;
+      blocked_update_kernel<T><<<dim3(batch, row_tiles * col_tiles), kUpdateThreads, 0, stream>>>(
+          L, lay, step, 1, span, col_tiles);
+    } else {
+      blocked_update_kernel<T><<<dim3(batch, row_tiles * (row_tiles + 1) / 2), kUpdateThreads, 0,
+                                                                                     stream>>>(
+          L, lay, step, step + 1 - step / group * group, max_n, 0);
+    }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   if (upper) {
