@@ -26,25 +26,27 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", type=int, nargs="+", default=[24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256])
     ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
+    ap.add_argument("--families", nargs="+", default=FAMILIES, choices=FAMILIES)
     ap.add_argument("--batch", type=int, default=None,
                     help="default: 10,000, or enough matrices to hold 256 MB for small n")
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
-    print(f"{'dtype':8} {'n':>4} " + " ".join(f"{f:>10}" for f in FAMILIES) + "  best", flush=True)
+    families = args.families
+    print(f"{'dtype':8} {'n':>4} " + " ".join(f"{f:>10}" for f in families) + "  best", flush=True)
     for dname in args.dtypes:
         dtype = getattr(torch, dname)
         for n in args.sizes:
             batch = args.batch or common.batch_for_bytes(n, dtype)
             A = common.spd_batch(batch, n, dtype)
             times = {}
-            for fam in FAMILIES:
+            for fam in families:
                 os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
                 times[fam] = common.median_ms(lambda: torch.ops.batchchol.potrf(A, False))
             os.environ.pop("BATCHCHOL_POTRF_KERNEL")
             default = common.median_ms(lambda: torch.ops.batchchol.potrf(A, False))
             best = min(times, key=times.get)
-            print(f"{dname:8} {n:4d} " + " ".join(f"{times[f]:10.3f}" for f in FAMILIES)
+            print(f"{dname:8} {n:4d} " + " ".join(f"{times[f]:10.3f}" for f in families)
                   + f"  {best} (default {default:.3f})", flush=True)
             rows.append({"dtype": dname, "n": n, "batch": batch, "ms": times,
                          "default_ms": default, "best": best})

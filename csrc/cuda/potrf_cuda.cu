@@ -101,11 +101,13 @@ PotrfKernel choose_potrf_kernel(int n) {
   // tile (whole lower triangle in shared memory; results/h100-2026-11-22-tile-tune_potrf.*):
   // 8 warps while two blocks fit an SM, 16 once one does. float32 160: 2.58 vs 4.52 ms
   // (left, which served 129..256), 192: 3.36 vs 6.42, 256: 8.69 vs 11.73, 320: 12.6 vs
-  // 23.0; float64 96: 1.77 vs 2.06 (blocked), 128: 2.62 vs 3.85, 192: 7.88 vs 9.65. At
-  // float64 160 (one block per SM) tile16 only tied blocked (6.10 vs 6.24 ms), and
-  // blocked is cheaper below 160, so 129..160 stay there. A device with less shared
-  // memory per block than sm_90 falls through to blocked where the tiles do not fit.
-  const bool f64_blocked_range = std::is_same_v<T, double> && n > 128 && n <= 160;
+  // 23.0; float64 96: 1.77 vs 2.06 (blocked), 128: 2.62 vs 3.85. Since blocked's
+  // two-level update (2026-11-23, results/h100-2026-11-23-blocked-tune_potrf.txt) it
+  // beats tile16 for float64 from 160 (5.50 vs 6.48 ms) and 192 (7.80 vs 8.29), so
+  // float64 stops at 128; float32 keeps tile up to 320 (15.2 vs 12.6 ms at 320). A
+  // device with less shared memory per block than sm_90 falls through to blocked where
+  // the tiles do not fit.
+  const bool f64_blocked_range = std::is_same_v<T, double> && n > 128;
   if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !f64_blocked_range)
     return tile_warps<T>(n) == 16 ? PotrfKernel::kTile16 : PotrfKernel::kTile;
   // Otherwise the multi-launch blocked family (it also beat shared at every n > 32 on
