@@ -67,10 +67,12 @@ void launch_left_layout(const T* A, T* L, int* info, int64_t batch, Layout lay, 
 }
 
 // Panels per group of the blocked family's two-level update (blocked_update_kernel):
-// BATCHCHOL_BLOCKED_GROUP (a tuning switch, read at every call), else the table.
+// BATCHCHOL_BLOCKED_GROUP (a tuning switch, read at every call; 1..8, which keeps the
+// strip updates' grid within blocked_fits' tile count), else the table.
 template <typename T>
 int blocked_group_panels(int max_n) {
-  if (const char* env = std::getenv("BATCHCHOL_BLOCKED_GROUP")) return std::max(1, std::atoi(env));
+  if (const char* env = std::getenv("BATCHCHOL_BLOCKED_GROUP"))
+    return std::clamp(std::atoi(env), 1, 8);
   // H100, 2026-11-23 (kernel times per group size, benchmarks/KERNEL-NOTES.md, tenth
   // round): float64 n = 256, 10,000 matrices: 1 / 2 / 4 / 8 panels 15.9 / 13.8 / 14.4 /
   // 16.1 ms; n = 512, 2,000: 18.8 / 14.8 / 14.4 / 16.2; float32 n = 512: 11.7 / 9.4 /
