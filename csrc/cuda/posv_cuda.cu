@@ -42,8 +42,6 @@ int fused_max_k_or(int table) {
   return env != nullptr ? std::atoi(env) : table;
 }
 
-}  // namespace
-
 // Right-hand sides up to which the warp family's fused kernel beats potrf + potrs (it
 // sweeps every column with the factor from shared memory; the potrs kernels stream many
 // columns per pass). H100 crossovers (benchmarks/tune_posv.py, 100,000 systems,
@@ -60,6 +58,8 @@ int posv_fused_max_k(bool is_double, int n, bool writes_L) {
                                : 4;
   return fused_max_k_or(table);
 }
+
+}  // namespace
 
 // posv_vbatched (max_n <= 32; ragged_launch.h), against potrf_vbatched + the ragged solve
 // kernels, which are slower than the fixed-size potrs kernels: H100, 50,000 matrices of n

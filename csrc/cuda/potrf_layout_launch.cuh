@@ -69,8 +69,7 @@ void launch_left_layout(const T* A, T* L, int* info, int64_t batch, Layout lay, 
 // Panels per group of the blocked family's two-level update (blocked_update_kernel):
 // BATCHCHOL_BLOCKED_GROUP (a tuning switch, read at every call; 1..8, which keeps the
 // strip updates' grid within blocked_fits' tile count), else the table.
-template <typename T>
-int blocked_group_panels(int max_n) {
+inline int blocked_group_panels(int max_n) {
   if (const char* env = std::getenv("BATCHCHOL_BLOCKED_GROUP"))
     return std::clamp(std::atoi(env), 1, 8);
   // H100, 2026-11-23 (kernel times per group size, benchmarks/KERNEL-NOTES.md, tenth
@@ -94,7 +93,7 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
   blocked_init_kernel<T><<<batch, 256, 0, stream>>>(A, L, info, lay, upper);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   const int steps = (max_n + kPanel - 1) / kPanel;
-  const int group = blocked_group_panels<T>(max_n);
+  const int group = blocked_group_panels(max_n);
   for (int step = 0; step < steps; ++step) {
     blocked_diag_kernel<T><<<ceil_div(batch, 4), 128, 0, stream>>>(L, info, batch, lay, step);
     C10_CUDA_KERNEL_LAUNCH_CHECK();

@@ -59,11 +59,9 @@ void launch_potrf_warp(const float* A, float* L, int* info, int64_t batch, int n
 void launch_potrf_warp(const double* A, double* L, int* info, int64_t batch, int n, bool upper,
                        cudaStream_t stream);
 
-// Right-hand sides up to which the fused kernels (factor and solve on chip) beat potrf +
-// potrs, from benchmarks/tune_posv.py (posv_cuda.cu): for order n (writes_L: the factor
-// goes to memory either way, posv; otherwise posv_solve), and for posv_vbatched with
-// max_n <= 32.
-int posv_fused_max_k(bool is_double, int n, bool writes_L);
+// Right-hand sides up to which posv_vbatched's one pass of the warp kernels (max_n <= 32)
+// beats potrf_vbatched + the ragged solves, from benchmarks/tune_posv.py --ragged
+// (posv_cuda.cu, beside the fixed-size table).
 int posv_vbatched_fused_max_k(bool is_double);
 
 // X = A^-1 B with the factor on chip; L may be null (the factor is then not written).
