@@ -103,6 +103,28 @@ def test_blocked_update_groups(monkeypatch, group, dtype, upper):
         _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_blocked_writes_every_entry(monkeypatch, dtype):
+    # Dense lower factors of the blocked family have no init pass: each entry's first
+    # touch reads A, the diagonal and panel kernels write the zeros above the diagonal
+    # and info starts in the first diagonal kernel. The outputs get the memory of
+    # tensors that held NaN and a nonzero info, so an entry left unwritten shows up.
+    monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", "blocked")
+    for group in ("1", "2", "4"):
+        monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", group)
+        for n in (33, 96, 130, 257):
+            A = make_spd((5,), n, dtype, "cuda", cond=100.0)
+            A_in = fill_other_triangle(A, False)
+            junk = torch.full((5, n, n), float("nan"), dtype=dtype, device="cuda")
+            junk_info = torch.full((5,), 7, dtype=torch.int32, device="cuda")
+            where = (junk.data_ptr(), junk_info.data_ptr())
+            del junk, junk_info
+            L, info = ops.potrf(A_in, False)
+            # The caching allocator hands the freed blocks back (else this tests nothing).
+            assert (L.data_ptr(), info.data_ptr()) == where
+            _factor_ok(A, L, info, False)
+
+
 @pytest.mark.parametrize("lanes", ["8", "16"])
 @pytest.mark.parametrize("max_k", ["0", "8", "64"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

@@ -151,27 +151,54 @@ __global__ void blocked_init_kernel(const T* __restrict__ A, T* __restrict__ L,
   }
 }
 
-// Factors the diagonal block at (k0, k0): one warp per matrix, rows in registers.
+// Matrices (one warp each) per block of the diagonal factorization: each warp stages its
+// 32 x 32 block in shared memory (16-byte types: two warps, within the 48 KB of static
+// shared memory).
+template <typename T>
+constexpr int diag_warps() {
+  return sizeof(T) >= 16 ? 2 : 4;
+}
+
+// Factors the diagonal block at (k0, k0): one warp per matrix, rows in registers. The
+// block goes through shared memory so that each load and store of the warp covers one
+// row segment (lane c: column c); reading its own row, a lane touched 32 rows per load.
+// The strict upper triangle of the block is written as zeros. `first` (null, or A with
+// L's layout) holds the block when this launch is the matrix's first touch: the block
+// is read from there and info starts here.
 template <typename T, typename Layout>
-__global__ void blocked_diag_kernel(T* __restrict__ L, int* __restrict__ info, int64_t batch,
-                                    Layout lay, int step) {
-  const int64_t b = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+__global__ void __launch_bounds__(32 * diag_warps<T>())
+    blocked_diag_kernel(const T* __restrict__ first, T* __restrict__ L, int* __restrict__ info,
+                        int64_t batch, Layout lay, int step) {
+  constexpr int PITCH = kPanel + 1;
+  __shared__ __align__(16) unsigned char raw[sizeof(T) * diag_warps<T>() * kPanel * PITCH];
+  const int lane = threadIdx.x & 31;
+  T* s = reinterpret_cast<T*>(raw) + (threadIdx.x / 32) * kPanel * PITCH;
+  const int64_t b = static_cast<int64_t>(blockIdx.x) * diag_warps<T>() + threadIdx.x / 32;
   int n, k0;
   if (b >= batch || !panel_of(lay, b, step, n, k0)) return;  // whole warps
-  const int lane = threadIdx.x & 31;
   const int nb = min(kPanel, n - k0);
-  T* m = L + lay.origin(b) + static_cast<int64_t>(k0) * n + k0;
+  const int64_t off = lay.origin(b) + static_cast<int64_t>(k0) * n + k0;
+  const T* in = (first ? first : L) + off;
+  for (int r = 0; r < nb; ++r) s[r * PITCH + lane] = lane <= r ? in[int64_t(r) * n + lane] : T(0);
+  __syncwarp();
   T a[kPanel];
 #pragma unroll
-  for (int j = 0; j < kPanel; ++j)
-    a[j] = (lane < nb && j <= lane) ? m[static_cast<int64_t>(lane) * n + j] : T(0);
+  for (int j = 0; j < kPanel; ++j) a[j] = lane < nb ? s[lane * PITCH + j] : T(0);
   const int inf = potrf_rows_in_registers<T, kPanel>(a, lane, nb);
-  if (lane < nb) {
+  __syncwarp();  // every row is read before the factor overwrites it
 #pragma unroll
-    for (int j = 0; j < kPanel; ++j)
-      if (j <= lane) m[static_cast<int64_t>(lane) * n + j] = a[j];
+  for (int j = 0; j < kPanel; ++j) s[lane * PITCH + j] = a[j];
+  __syncwarp();
+  T* out = L + off;
+  if (lane < nb) {
+    for (int r = 0; r < nb; ++r) out[int64_t(r) * n + lane] = lane <= r ? s[r * PITCH + lane] : T(0);
   }
-  if (lane == 0 && inf != 0 && info[b] == 0) info[b] = k0 + inf;
+  if (lane == 0) {
+    if (first)
+      info[b] = inf != 0 ? k0 + inf : 0;
+    else if (inf != 0 && info[b] == 0)
+      info[b] = k0 + inf;
+  }
 }
 
 // Rows per block of the panel solve (one row per thread): the rows and L11 stay
@@ -187,10 +214,15 @@ constexpr int panel_rows() {
 // row, a thread touched 32 rows per load, and the kernel took a third of the whole
 // factorization at float64 n = 256). A row is solved in column order (x_j final, then
 // subtracted from the entries after it: independent chains, not one dot product per
-// entry), against L11 transposed, with the reciprocals of its diagonal.
+// entry), against L11 transposed, with the reciprocals of its diagonal. `first` (null,
+// or A with L's layout) holds the rows when this launch is their first touch; with
+// `zero_mirror` the block also writes the zeros of the mirrored strip above the
+// diagonal (rows k0..k0 + 31 of its rows' columns), for outputs that no init pass
+// zeroed.
 template <typename T, typename Layout>
 __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
-    blocked_panel_kernel(T* __restrict__ L, Layout lay, int step) {
+    blocked_panel_kernel(const T* __restrict__ first, T* __restrict__ L, Layout lay, int step,
+                         bool zero_mirror) {
   constexpr int ROWS = panel_rows<T>(), PITCH = kPanel + 1;
   // Raw storage: c10::complex has a constructor, which __shared__ arrays forbid.
   __shared__ __align__(16) unsigned char lt_raw[sizeof(T) * kPanel * kPanel];
@@ -215,7 +247,8 @@ __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
   // Thread t copies column t % 32 of rows t / 32 + i ROWS / 32.
   constexpr int kStride = ROWS / kPanel;
   const int c = threadIdx.x % kPanel, rr = threadIdx.x / kPanel;
-  T* src = m + static_cast<int64_t>(r0) * n + k0 + c;
+  const int64_t seg = static_cast<int64_t>(r0) * n + k0 + c;
+  const T* src = (first ? first + lay.origin(b) : m) + seg;
 #pragma unroll 8
   for (int i = 0; i < kPanel; ++i) {
     const int r = rr + i * kStride;
@@ -237,10 +270,16 @@ __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
     for (int j = 0; j < kPanel; ++j) row[j] = x[j];
   }
   __syncthreads();
+  T* dst = m + seg;
 #pragma unroll
   for (int i = 0; i < kPanel; ++i) {
     const int r = rr + i * kStride;
-    if (r < rows) src[static_cast<int64_t>(r) * n] = xs[r * PITCH + c];
+    if (r < rows) dst[static_cast<int64_t>(r) * n] = xs[r * PITCH + c];
+  }
+  if (zero_mirror && int(threadIdx.x) < rows) {
+    T* z = m + static_cast<int64_t>(k0) * n + r0 + threadIdx.x;
+#pragma unroll 8
+    for (int i = 0; i < kPanel; ++i) z[static_cast<int64_t>(i) * n] = T(0);
   }
 }
 
@@ -294,11 +333,12 @@ struct UpdateSlices {
 // strip col_tiles tiles wide. TS x TS outputs per thread. The loads of the next panel's
 // slices are in flight during this panel's products, and the tile of L22 is read whole
 // before it is written (a load, a store, the next load: float32 n = 512 took 6.8 ms for
-// the first update of 2,000 matrices, 12% of the memory bandwidth).
+// the first update of 2,000 matrices, 12% of the memory bandwidth). `first` (null, or A
+// with L's layout) holds the tile when this launch is its first touch.
 template <typename T, typename Layout>
 __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
-    blocked_update_kernel(T* __restrict__ L, Layout lay, int step, int rank_panels, int col_span,
-                          int col_tiles) {
+    blocked_update_kernel(const T* __restrict__ first, T* __restrict__ L, Layout lay, int step,
+                          int rank_panels, int col_span, int col_tiles) {
   constexpr int TILE = update_tile<T>(), TS = TILE / 16;
   __shared__ __align__(16) unsigned char pi_raw[sizeof(T) * TILE * (kPanel + 1)];
   __shared__ __align__(16) unsigned char pj_raw[sizeof(T) * TILE * (kPanel + 1)];
@@ -358,11 +398,12 @@ __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
         for (int c = 0; c < TS; ++c) acc[a][c] += mul_conj(li[a], lj[c]);
     }
   }
+  const T* cs = first ? first + (ct - L) : ct;
   T cur[TS][TS];
 #pragma unroll
   for (int a = 0; a < TS; ++a)
 #pragma unroll
-    for (int c = 0; c < TS; ++c) cur[a][c] = owned(a, c) ? ct[16 * a * n + 16 * c] : T(0);
+    for (int c = 0; c < TS; ++c) cur[a][c] = owned(a, c) ? cs[16 * a * n + 16 * c] : T(0);
 #pragma unroll
   for (int a = 0; a < TS; ++a)
 #pragma unroll
