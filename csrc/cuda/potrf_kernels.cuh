@@ -9,6 +9,9 @@
 
 #include "cuda/batch_layout.cuh"
 #include "cuda/potrf_block.cuh"
+#include "cuda/tile_chol.cuh"
+
+#include <type_traits>
 
 namespace batchchol {
 namespace cuda {
@@ -182,9 +185,18 @@ __global__ void __launch_bounds__(32 * diag_warps<T>())
   for (int r = 0; r < nb; ++r) s[r * PITCH + lane] = lane <= r ? in[int64_t(r) * n + lane] : T(0);
   __syncwarp();
   T a[kPanel];
+  int inf;
+  if constexpr (std::is_floating_point_v<T>) {
+    // Rows past nb: identity (they factor to themselves and never touch rows < nb).
 #pragma unroll
-  for (int j = 0; j < kPanel; ++j) a[j] = lane < nb ? s[lane * PITCH + j] : T(0);
-  const int inf = potrf_rows_in_registers<T, kPanel>(a, lane, nb);
+    for (int j = 0; j < kPanel; ++j) a[j] = lane < nb ? s[lane * PITCH + j] : T(j == lane);
+    __syncwarp();  // the rows are read before the chain's column buffer overwrites them
+    inf = potrf_rows_chain(a, s);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kPanel; ++j) a[j] = lane < nb ? s[lane * PITCH + j] : T(0);
+    inf = potrf_rows_in_registers<T, kPanel>(a, lane, nb);
+  }
   __syncwarp();  // every row is read before the factor overwrites it
 #pragma unroll
   for (int j = 0; j < kPanel; ++j) s[lane * PITCH + j] = a[j];

@@ -71,30 +71,23 @@ __device__ __forceinline__ typename TileChunk<T>::type tile_chunk(const T* t, in
   return tile_chunk_ref(t, r, q);
 }
 
-// Factors diagonal tile d with one warp, lane r holding row r in registers, and leaves
-// in `col` what the panel solve reads: col[j * 32 + p] = L(p, j) for p > j, and
-// col[j * 33] = 1 / L(j, j), so that a column of L is a run of broadcast chunks.
-// Returns the tile's info (1-based within the tile, 0 when it factored).
+// Factors the 32 x 32 lower matrix whose rows one warp holds (lane r: row r in a[],
+// zeros past the diagonal; real types) and returns its info (1-based, 0 when it
+// factored); afterwards a[j] = L(r, j) for j <= r. `cb` is 64 elements of the warp's
+// shared memory, 16-byte aligned.
 //
-// This factorization is the serial chain of the kernel (it ran at ~25,000 clocks per
-// float64 tile with potrf_rows_in_registers, two thirds of the whole kernel at n = 128),
-// so each step keeps only what the next pivot needs on the chain: the raw column k is
-// published to `cb` (double-buffered by the parity of k: one __syncwarp per step), read
-// back as 16-byte broadcasts, and the rows are updated with a_rk / d_k, which needs the
-// reciprocal of the pivot but not its square root; sqrt(d_k) and the scaling of L(r, k)
-// run beside the chain.
+// This factorization is the serial chain of the tile family (it ran at ~25,000 clocks
+// per float64 tile with potrf_rows_in_registers, two thirds of the whole kernel at n =
+// 128) and of the blocked family's diagonal kernel, so each step keeps only what the
+// next pivot needs on the chain: the raw column k is published to `cb` (double-buffered
+// by the parity of k: one __syncwarp per step), read back as 16-byte broadcasts, and the
+// rows are updated with a_rk / d_k, which needs the reciprocal of the pivot but not its
+// square root; sqrt(d_k) and the scaling of L(r, k) run beside the chain.
 template <typename T>
-__device__ __forceinline__ int tile_factor_diag(T* d, T* col, T* cb) {
+__device__ __forceinline__ int potrf_rows_chain(T (&a)[kTile], T* cb) {
   using Chunk = TileChunk<T>;
   constexpr int V = Chunk::kLen;
   const int lane = threadIdx.x & 31;
-  T a[kTile];
-#pragma unroll
-  for (int q = 0; q < kTile / V; ++q) {
-    const auto ch = tile_chunk(d, lane, q);
-#pragma unroll
-    for (int u = 0; u < V; ++u) a[q * V + u] = q * V + u <= lane ? Chunk::get(ch, u) : T(0);
-  }
   int info = 0;
 #pragma unroll
   for (int k = 0; k < kTile; ++k) {
@@ -114,6 +107,25 @@ __device__ __forceinline__ int tile_factor_diag(T* d, T* col, T* cb) {
     const T sk = sqrt(dk);
     a[k] = lane == k ? sk : a[k] / sk;  // L(r, k) for r >= k
   }
+  return info;
+}
+
+// Factors diagonal tile d with one warp (potrf_rows_chain) and leaves in `col` what the
+// panel solve reads: col[j * 32 + p] = L(p, j) for p > j, and col[j * 33] = 1 / L(j, j),
+// so that a column of L is a run of broadcast chunks. Returns the tile's info.
+template <typename T>
+__device__ __forceinline__ int tile_factor_diag(T* d, T* col, T* cb) {
+  using Chunk = TileChunk<T>;
+  constexpr int V = Chunk::kLen;
+  const int lane = threadIdx.x & 31;
+  T a[kTile];
+#pragma unroll
+  for (int q = 0; q < kTile / V; ++q) {
+    const auto ch = tile_chunk(d, lane, q);
+#pragma unroll
+    for (int u = 0; u < V; ++u) a[q * V + u] = q * V + u <= lane ? Chunk::get(ch, u) : T(0);
+  }
+  const int info = potrf_rows_chain(a, cb);
 #pragma unroll
   for (int j = 0; j < kTile; ++j) {
     if (j <= lane) d[tile_off<T>(lane, j)] = a[j];
