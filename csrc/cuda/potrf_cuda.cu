@@ -80,6 +80,10 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
   return false;
 }
 
+// Orders where the blocked family beats the tile families (H100 tuning, below).
+constexpr int kF64BlockedFrom = 65;
+constexpr int kF32BlockedFrom = 193, kF32BlockedTo = 256;
+
 // The family used for order n: the tuned table, or BATCHCHOL_POTRF_KERNEL when it names
 // a family that supports n.
 template <typename T>
@@ -104,11 +108,17 @@ PotrfKernel choose_potrf_kernel(int n) {
   // 23.0; float64 96: 1.77 vs 2.06 (blocked), 128: 2.62 vs 3.85. Since blocked's
   // two-level update (2026-11-23, results/h100-2026-11-23-blocked-tune_potrf.txt) it
   // beats tile16 for float64 from 160 (5.50 vs 6.48 ms) and 192 (7.80 vs 8.29), so
-  // float64 stops at 128; float32 keeps tile up to 320 (15.2 vs 12.6 ms at 320). A
-  // device with less shared memory per block than sm_90 falls through to blocked where
-  // the tiles do not fit.
-  const bool f64_blocked_range = std::is_same_v<T, double> && n > 128;
-  if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !f64_blocked_range)
+  // float64 stopped at 128; float32 kept tile up to 320 (15.2 vs 12.6 ms at 320). With
+  // blocked's first touches reading A (no init pass; results/h100-2026-11-23-fused-*)
+  // blocked also wins every float64 order past wide's (72: 1.55 vs 2.28 ms for tile, 96:
+  // 1.69 vs 1.92, 112: 2.62 vs 3.14, 128: 2.70 vs 2.74) and float32 from 193, where tile
+  // stops fitting two blocks per SM, to 256 (200: 6.26 vs 7.64 for tile16, 256: 7.53 vs
+  // 8.61), but not float32 192 (4.00 vs 3.39 for tile) or 264 (11.14 vs 10.83 for
+  // tile16: one more panel step). A device with less shared memory per block than sm_90
+  // falls through to blocked where the tiles do not fit.
+  const bool blocked_range = std::is_same_v<T, double> ? n >= kF64BlockedFrom
+                                                       : n >= kF32BlockedFrom && n <= kF32BlockedTo;
+  if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range)
     return tile_warps<T>(n) == 16 ? PotrfKernel::kTile16 : PotrfKernel::kTile;
   // Otherwise the multi-launch blocked family (it also beat shared at every n > 32 on
   // an H200; benchmarks/KERNEL-NOTES.md).
