@@ -83,6 +83,29 @@ def test_potrf_vbatched_cuda_blocked_groups(monkeypatch, family, group, dtype):
             assert_backward_error(A, Li, upper)
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("family", ["lazy", "binned", "greedy"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_potrf_vbatched_cuda_blocked_writes_every_entry(monkeypatch, family, dtype):
+    # Lower factors of the blocked launches have no init pass: each entry's first touch
+    # reads A, and info starts at each matrix's first step. The output gets the memory
+    # of a tensor that held NaN (more than 1 MB: the caching allocator's large pool), so
+    # an entry left unwritten shows up; with max_n given the metadata stays on the GPU.
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
+    c = RaggedCase([512, 1, 65, 257, 33, 130, 96, 0, 200], dtype, "cuda")
+    for max_n in (None, 512):
+        n, off = (c.n, c.offsets) if max_n is None else (c.n.cuda(), c.offsets.cuda())
+        junk = torch.full_like(c.A, float("nan"))
+        where = junk.data_ptr()
+        del junk
+        L, info = ops.potrf_vbatched(c.A, n, off, max_n, False)
+        assert L.data_ptr() == where  # else this tests nothing
+        assert info.tolist() == [0] * len(c.sizes)
+        check_outside_is_zero(L, c.sizes, c.offsets)
+        for A, Li in zip(c.spd, blocks_of(L, c.sizes, c.offsets)):
+            assert_backward_error(A, Li, False)
+
+
 @functools.lru_cache(maxsize=2)
 def _many_sizes_case(dtype):
     """1,500 matrices of sizes 1..229 on the GPU, grouped by size, with a negative
@@ -291,9 +314,13 @@ def test_device_metadata_matches_host(dtype):
 
 
 @pytest.mark.cuda
-def test_device_metadata_invalid_entries_are_flagged():
+@pytest.mark.parametrize("family", [None, "greedy", "lazy"])
+def test_device_metadata_invalid_entries_are_flagged(monkeypatch, family):
     # GPU-side metadata is validated on the GPU: invalid matrices get info < 0, their
     # solutions NaN, and the valid ones are untouched. Nothing is written elsewhere.
+    # The blocked launches (greedy, lazy) set the info of the matrices no panel reaches.
+    if family:
+        monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
     c = RaggedCase([4, 6, 5, 3, 7], torch.float64, "cuda", gap=0, reverse=False)
     n = c.n.clone()
     off = c.offsets.clone()

@@ -134,6 +134,24 @@ __device__ __forceinline__ bool panel_of(const Layout& lay, int64_t b, int step,
   return k0 >= 0 && k0 < n;
 }
 
+// Where the blocked kernels read the entries that no launch has touched yet, when no
+// init pass copied A to L (lower factors): A, which has L's layout, plus the group size
+// and step count of the launch sequence (launch_blocked_layout). Matrix b's first step
+// s0 reads its diagonal block and panel from A, and so does the update after it; the
+// update after the last panel of b's first group (aligned to launch steps) is the
+// first to reach the columns past that group. a == nullptr: everything is read from L.
+template <typename T>
+struct FirstTouch {
+  const T* a = nullptr;
+  int group = 1, steps = 0;
+  __device__ __forceinline__ bool at_start(int step, int s0) const { return a && step == s0; }
+  __device__ __forceinline__ bool in_update(int step, int s0, bool full) const {
+    if (!a) return false;
+    const int ge = min(steps, (s0 / group + 1) * group);  // end of s0's group
+    return step == s0 || (full && step == ge - 1);
+  }
+};
+
 // L = lower triangle of A (or of A^T for upper), zeros above; info = 0.
 // One block per matrix (grid.x = batch, which may exceed grid.y's 65535 limit).
 template <typename T, typename Layout>
@@ -165,12 +183,12 @@ constexpr int diag_warps() {
 // Factors the diagonal block at (k0, k0): one warp per matrix, rows in registers. The
 // block goes through shared memory so that each load and store of the warp covers one
 // row segment (lane c: column c); reading its own row, a lane touched 32 rows per load.
-// The strict upper triangle of the block is written as zeros. `first` (null, or A with
-// L's layout) holds the block when this launch is the matrix's first touch: the block
-// is read from there and info starts here.
+// The strict upper triangle of the block is written as zeros. At a matrix's first step
+// without an init pass (ft) the block is read from A and info starts here; matrices
+// that no panel reaches (invalid metadata, order 0) get their info at step 0.
 template <typename T, typename Layout>
 __global__ void __launch_bounds__(32 * diag_warps<T>())
-    blocked_diag_kernel(const T* __restrict__ first, T* __restrict__ L, int* __restrict__ info,
+    blocked_diag_kernel(FirstTouch<T> ft, T* __restrict__ L, int* __restrict__ info,
                         int64_t batch, Layout lay, int step) {
   constexpr int PITCH = kPanel + 1;
   __shared__ __align__(16) unsigned char raw[sizeof(T) * diag_warps<T>() * kPanel * PITCH];
@@ -178,10 +196,16 @@ __global__ void __launch_bounds__(32 * diag_warps<T>())
   T* s = reinterpret_cast<T*>(raw) + (threadIdx.x / 32) * kPanel * PITCH;
   const int64_t b = static_cast<int64_t>(blockIdx.x) * diag_warps<T>() + threadIdx.x / 32;
   int n, k0;
-  if (b >= batch || !panel_of(lay, b, step, n, k0)) return;  // whole warps
+  if (b >= batch) return;  // whole warps
+  if (!panel_of(lay, b, step, n, k0)) {
+    if (ft.a && step == 0 && lane == 0 && lay.mine(b) && (!lay.valid(b) || lay.size(b) == 0))
+      info[b] = lay.initial_info(b);
+    return;
+  }
+  const bool fresh = ft.at_start(step, lay.first_step(b));
   const int nb = min(kPanel, n - k0);
   const int64_t off = lay.origin(b) + static_cast<int64_t>(k0) * n + k0;
-  const T* in = (first ? first : L) + off;
+  const T* in = (fresh ? ft.a : L) + off;
   for (int r = 0; r < nb; ++r) s[r * PITCH + lane] = lane <= r ? in[int64_t(r) * n + lane] : T(0);
   __syncwarp();
   T a[kPanel];
@@ -206,7 +230,7 @@ __global__ void __launch_bounds__(32 * diag_warps<T>())
     for (int r = 0; r < nb; ++r) out[int64_t(r) * n + lane] = lane <= r ? s[r * PITCH + lane] : T(0);
   }
   if (lane == 0) {
-    if (first)
+    if (fresh)
       info[b] = inf != 0 ? k0 + inf : 0;
     else if (inf != 0 && info[b] == 0)
       info[b] = k0 + inf;
@@ -226,15 +250,13 @@ constexpr int panel_rows() {
 // row, a thread touched 32 rows per load, and the kernel took a third of the whole
 // factorization at float64 n = 256). A row is solved in column order (x_j final, then
 // subtracted from the entries after it: independent chains, not one dot product per
-// entry), against L11 transposed, with the reciprocals of its diagonal. `first` (null,
-// or A with L's layout) holds the rows when this launch is their first touch; with
-// `zero_mirror` the block also writes the zeros of the mirrored strip above the
-// diagonal (rows k0..k0 + 31 of its rows' columns), for outputs that no init pass
-// zeroed.
+// entry), against L11 transposed, with the reciprocals of its diagonal. Without an init
+// pass (ft) a matrix's first step reads its rows from A, and every block writes the
+// zeros of the mirrored strip above the diagonal (rows k0..k0 + 31 of its rows'
+// columns).
 template <typename T, typename Layout>
 __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
-    blocked_panel_kernel(const T* __restrict__ first, T* __restrict__ L, Layout lay, int step,
-                         bool zero_mirror) {
+    blocked_panel_kernel(FirstTouch<T> ft, T* __restrict__ L, Layout lay, int step) {
   constexpr int ROWS = panel_rows<T>(), PITCH = kPanel + 1;
   // Raw storage: c10::complex has a constructor, which __shared__ arrays forbid.
   __shared__ __align__(16) unsigned char lt_raw[sizeof(T) * kPanel * kPanel];
@@ -260,7 +282,7 @@ __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
   constexpr int kStride = ROWS / kPanel;
   const int c = threadIdx.x % kPanel, rr = threadIdx.x / kPanel;
   const int64_t seg = static_cast<int64_t>(r0) * n + k0 + c;
-  const T* src = (first ? first + lay.origin(b) : m) + seg;
+  const T* src = (ft.at_start(step, lay.first_step(b)) ? ft.a + lay.origin(b) : m) + seg;
 #pragma unroll 8
   for (int i = 0; i < kPanel; ++i) {
     const int r = rr + i * kStride;
@@ -288,7 +310,7 @@ __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
     const int r = rr + i * kStride;
     if (r < rows) dst[static_cast<int64_t>(r) * n] = xs[r * PITCH + c];
   }
-  if (zero_mirror && int(threadIdx.x) < rows) {
+  if (ft.a && int(threadIdx.x) < rows) {
     T* z = m + static_cast<int64_t>(k0) * n + r0 + threadIdx.x;
 #pragma unroll 8
     for (int i = 0; i < kPanel; ++i) z[static_cast<int64_t>(i) * n] = T(0);
@@ -345,11 +367,11 @@ struct UpdateSlices {
 // strip col_tiles tiles wide. TS x TS outputs per thread. The loads of the next panel's
 // slices are in flight during this panel's products, and the tile of L22 is read whole
 // before it is written (a load, a store, the next load: float32 n = 512 took 6.8 ms for
-// the first update of 2,000 matrices, 12% of the memory bandwidth). `first` (null, or A
-// with L's layout) holds the tile when this launch is its first touch.
+// the first update of 2,000 matrices, 12% of the memory bandwidth). Without an init
+// pass (ft) the launch that first touches a tile reads it from A.
 template <typename T, typename Layout>
 __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
-    blocked_update_kernel(const T* __restrict__ first, T* __restrict__ L, Layout lay, int step,
+    blocked_update_kernel(FirstTouch<T> ft, T* __restrict__ L, Layout lay, int step,
                           int rank_panels, int col_span, int col_tiles) {
   constexpr int TILE = update_tile<T>(), TS = TILE / 16;
   __shared__ __align__(16) unsigned char pi_raw[sizeof(T) * TILE * (kPanel + 1)];
@@ -410,7 +432,8 @@ __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
         for (int c = 0; c < TS; ++c) acc[a][c] += mul_conj(li[a], lj[c]);
     }
   }
-  const T* cs = first ? first + (ct - L) : ct;
+  const bool fresh = ft.in_update(step, lay.first_step(b), col_tiles == 0);
+  const T* cs = fresh ? ft.a + (ct - L) : ct;
   T cur[TS][TS];
 #pragma unroll
   for (int a = 0; a < TS; ++a)

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <type_traits>
 
 #include "cuda/launch_utils.h"
 #include "cuda/potrf_kernels.cuh"
@@ -88,27 +87,25 @@ inline int blocked_group_panels(int max_n) {
 // must be ceil(max_n / 32). Groups are aligned to steps, not to each matrix's start:
 // the update clamps its panels at column 0.
 //
-// Dense lower factors skip the init pass (a read of A's lower triangle and a write of
-// all of L before the first panel): each entry's first touch reads A instead of L
-// (step 0's kernels, and the first group's full update, the first to reach the columns
-// past the group), and the diagonal and panel kernels write the zeros above the
-// diagonal. Upper factors (A's upper triangle, read transposed) and ragged layouts
-// (per-matrix status and lazy starts) keep the init pass.
+// Lower factors skip the init pass (a read of A's lower triangle and a write of all of
+// L before the first panel): each entry's first touch reads A instead of L (FirstTouch:
+// a matrix's first step, and the update that first reaches the columns past its first
+// group), and the diagonal and panel kernels write the zeros above the diagonal. Upper
+// factors (A's upper triangle, read transposed) keep the init pass.
 template <typename T, typename Layout>
 void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout lay, int max_n,
                            bool upper, cudaStream_t stream) {
   constexpr int tile = update_tile<T>();
-  const bool fused = std::is_same_v<Layout, DenseLayout> && !upper;
-  if (!fused) {
+  const int steps = (max_n + kPanel - 1) / kPanel;
+  const int group = blocked_group_panels(max_n);
+  const FirstTouch<T> ft{upper ? nullptr : A, group, steps};
+  if (upper) {
     blocked_init_kernel<T><<<batch, 256, 0, stream>>>(A, L, info, lay, upper);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
-  const int steps = (max_n + kPanel - 1) / kPanel;
-  const int group = blocked_group_panels(max_n);
   for (int step = 0; step < steps; ++step) {
-    const T* first = fused && step == 0 ? A : nullptr;
     blocked_diag_kernel<T><<<ceil_div(batch, diag_warps<T>()), 32 * diag_warps<T>(), 0, stream>>>(
-        first, L, info, batch, lay, step);
+        ft, L, info, batch, lay, step);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     // Rows below this step's panel, for the matrix that has the most: with lazy
     // starts every matrix is at most (steps - step - 1) panels from its end.
@@ -116,7 +113,7 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
                      (step + 1) * kPanel;
     if (rest <= 0) continue;
     blocked_panel_kernel<T><<<dim3(batch, ceil_div(rest, panel_rows<T>())), panel_rows<T>(), 0,
-                              stream>>>(first, L, lay, step, fused);
+                              stream>>>(ft, L, lay, step);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     const int64_t row_tiles = (rest + tile - 1) / tile;
     const int group_end = std::min(steps, (step / group + 1) * group);
@@ -125,13 +122,12 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
       const int span = (group_end - step - 1) * kPanel;
       const int col_tiles = (span + tile - 1) / tile;
       blocked_update_kernel<T><<<dim3(batch, row_tiles * col_tiles), kUpdateThreads, 0, stream>>>(
-          first, L, lay, step, 1, span, col_tiles);
+          ft, L, lay, step, 1, span, col_tiles);
     } else {
       // The rest, with every panel of the group.
       const int64_t tiles = row_tiles * (row_tiles + 1) / 2;
-      const T* rest_first = fused && step < group ? A : nullptr;
       blocked_update_kernel<T><<<dim3(batch, tiles), kUpdateThreads, 0, stream>>>(
-          rest_first, L, lay, step, step + 1 - step / group * group, max_n, 0);
+          ft, L, lay, step, step + 1 - step / group * group, max_n, 0);
     }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
