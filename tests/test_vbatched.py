@@ -338,6 +338,28 @@ def test_device_metadata_invalid_entries_are_flagged(monkeypatch, family):
     assert torch.isfinite(X[: 4]).all()
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("family", ["greedy", "lazy"])
+def test_potrf_vbatched_cuda_blocked_without_panels(monkeypatch, family):
+    # max_n = 0 (every size 0, or every matrix invalid with GPU-side metadata and no
+    # max_n given): no blocked launch has a panel, and info still comes from the step-0
+    # diagonal launch (the blocked families have no init pass for lower factors). Small
+    # blocks that held 7s go back to the caching allocator first, so a missing info is
+    # likely to show as 7 in the first case; in the second, info must become -1.
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
+    A = torch.zeros(4, dtype=torch.float64, device="cuda")
+    cases = (
+        (torch.zeros(3, dtype=torch.int64), torch.tensor([0, 0, 0]), [0, 0, 0]),
+        (torch.tensor([-1, -2], device="cuda"), torch.tensor([0, 1], device="cuda"), [-1, -1]),
+    )
+    for n, off, expect in cases:
+        junk = [torch.full((len(expect),), 7, dtype=torch.int32, device="cuda") for _ in range(16)]
+        del junk
+        L, info = ops.potrf_vbatched(A, n, off, None, False)
+        assert info.tolist() == expect
+        assert (L == 0).all()
+
+
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
 @pytest.mark.parametrize("gap", [0, 3, 1500])
 @pytest.mark.parametrize("reverse", [False, True])

@@ -103,7 +103,9 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
     blocked_init_kernel<T><<<batch, 256, 0, stream>>>(A, L, info, lay, upper);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
-  for (int step = 0; step < steps; ++step) {
+  // At least one step: the step-0 diagonal launch also sets the info of the matrices
+  // that no panel reaches, which may be all of them (max_n = 0, every matrix invalid).
+  for (int step = 0; step < std::max(steps, 1); ++step) {
     blocked_diag_kernel<T><<<ceil_div(batch, diag_warps<T>()), 32 * diag_warps<T>(), 0, stream>>>(
         ft, L, info, batch, lay, step);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
