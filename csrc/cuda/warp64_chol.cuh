@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(256)
   int count;
   chunk_of_block<32>(batch, first, count);
   const int nn = lay.n * lay.n;
-  stage_in<T, 16>(s, A + first * nn, count * nn, lay, vec);
+  stage_in_exact<T, 16, 64>(s, A + first * nn, count * nn, lay, vec);
   __syncthreads();
   const int g = threadIdx.x / 32, q = threadIdx.x % 32;
   // A warp past the end of the batch has no staged slot of its own: it skips the
@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(256)
     if (q == 0) info[first + g] = inf;
   }
   __syncthreads();
-  stage_out(L + first * nn, s, count * nn, lay, vec, upper);
+  stage_out_exact<T, 64>(L + first * nn, s, count * nn, lay, vec, upper);
 }
 
 template <typename T>
@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(256)
   int count;
   chunk_of_block<32>(batch, first, count);
   const int n = lay.n, nn = n * n;
-  stage_in<T, 16>(s, A + first * nn, count * nn, lay, vec);
+  stage_in_exact<T, 16, 64>(s, A + first * nn, count * nn, lay, vec);
   __syncthreads();
   const int g = threadIdx.x / 32, q = threadIdx.x % 32;
   if (g < count) {  // whole warps (see potrf_warp64_kernel)
@@ -217,7 +217,7 @@ __global__ void __launch_bounds__(256)
   }
   if (L == nullptr) return;
   __syncthreads();
-  stage_out(L + first * nn, s, count * nn, lay, vec, upper);
+  stage_out_exact<T, 64>(L + first * nn, s, count * nn, lay, vec, upper);
 }
 
 }  // namespace cuda

@@ -36,19 +36,33 @@ __host__ __device__ inline StageLayout make_stage_layout(int n) {
 }
 
 // (matrix, row, column) of element e of a dense chunk, and its shared-memory index.
+// N > 0 is the order as a compile-time constant (lay.n == N): the divisions become
+// shifts or multiply-highs by constants and, when a 16-byte vector never crosses a row
+// (N a multiple of its elements), the per-element carry below disappears. The exact
+// orders are the hot ones (every benchmarked n of the warp kernels), and the index
+// arithmetic was most of the staging loops' instructions.
+template <int N = 0>
 __device__ __forceinline__ void stage_locate(const StageLayout& lay, uint32_t e, int& m, int& i,
                                              int& j) {
-  uint32_t mm, rem, ii, jj;
-  lay.by_nn.divmod(e, mm, rem);
-  lay.by_n.divmod(rem, ii, jj);
-  m = int(mm), i = int(ii), j = int(jj);
+  if constexpr (N > 0) {
+    constexpr uint32_t kNN = uint32_t(N) * uint32_t(N);
+    const uint32_t rem = e % kNN;
+    m = int(e / kNN), i = int(rem / uint32_t(N)), j = int(rem % uint32_t(N));
+  } else {
+    uint32_t mm, rem, ii, jj;
+    lay.by_nn.divmod(e, mm, rem);
+    lay.by_n.divmod(rem, ii, jj);
+    m = int(mm), i = int(ii), j = int(jj);
+  }
 }
 
 // Moves to the next element in row-major order.
+template <int N = 0>
 __device__ __forceinline__ void stage_advance(const StageLayout& lay, int& m, int& i, int& j) {
-  if (++j == lay.n) {
+  const int n = N > 0 ? N : lay.n;
+  if (++j == n) {
     j = 0;
-    if (++i == lay.n) {
+    if (++i == n) {
       i = 0;
       ++m;
     }
@@ -60,7 +74,8 @@ __device__ __forceinline__ void stage_advance(const StageLayout& lay, int& m, in
 // loads, U in flight per thread before the first shared-memory store. U = 4 keeps the
 // many-warp kernels of small n at 32 registers; the one-warp blocks of warp64 stage a
 // 16 KB matrix per warp and take 16 (two round trips to memory instead of eight).
-template <typename T, int U = 4>
+// N: see stage_locate.
+template <typename T, int U = 4, int N = 0>
 __device__ __forceinline__ void stage_in(T* __restrict__ s, const T* __restrict__ g, int total,
                                          const StageLayout& lay, bool vec) {
   if (vec) {
@@ -81,11 +96,17 @@ __device__ __forceinline__ void stage_in(T* __restrict__ s, const T* __restrict_
           T vals[V];
           memcpy(vals, &buf[u], sizeof(vals));
           int m, i, j;
-          stage_locate(lay, uint32_t(v * V), m, i, j);
+          stage_locate<N>(lay, uint32_t(v * V), m, i, j);
+          if constexpr (N > 0 && N % V == 0) {
+            T* dst = s + m * lay.ms + i * lay.pitch + j;
 #pragma unroll
-          for (int w = 0; w < V; ++w) {
-            s[m * lay.ms + i * lay.pitch + j] = vals[w];
-            stage_advance(lay, m, i, j);
+            for (int w = 0; w < V; ++w) dst[w] = vals[w];
+          } else {
+#pragma unroll
+            for (int w = 0; w < V; ++w) {
+              s[m * lay.ms + i * lay.pitch + j] = vals[w];
+              stage_advance<N>(lay, m, i, j);
+            }
           }
         }
       }
@@ -103,7 +124,7 @@ __device__ __forceinline__ void stage_in(T* __restrict__ s, const T* __restrict_
         const int e = e0 + u * blockDim.x;
         if (e < total) {
           int m, i, j;
-          stage_locate(lay, uint32_t(e), m, i, j);
+          stage_locate<N>(lay, uint32_t(e), m, i, j);
           s[m * lay.ms + i * lay.pitch + j] = buf[u];
         }
       }
@@ -112,7 +133,7 @@ __device__ __forceinline__ void stage_in(T* __restrict__ s, const T* __restrict_
 }
 
 // Copies the staged factors out, zeroing the triangle that is not the factor's.
-template <typename T>
+template <typename T, int N = 0>
 __device__ __forceinline__ void stage_out(T* __restrict__ g, const T* __restrict__ s, int total,
                                           const StageLayout& lay, bool vec, bool upper) {
   if (vec) {
@@ -122,12 +143,21 @@ __device__ __forceinline__ void stage_out(T* __restrict__ g, const T* __restrict
     for (int v = threadIdx.x; v < nvec; v += blockDim.x) {
       T vals[V];
       int m, i, j;
-      stage_locate(lay, uint32_t(v * V), m, i, j);
+      stage_locate<N>(lay, uint32_t(v * V), m, i, j);
+      if constexpr (N > 0 && N % V == 0) {
+        const T* src = s + m * lay.ms + i * lay.pitch + j;
 #pragma unroll
-      for (int w = 0; w < V; ++w) {
-        const bool keep = upper ? j >= i : j <= i;
-        vals[w] = keep ? s[m * lay.ms + i * lay.pitch + j] : T(0);
-        stage_advance(lay, m, i, j);
+        for (int w = 0; w < V; ++w) {
+          const bool keep = upper ? j + w >= i : j + w <= i;
+          vals[w] = keep ? src[w] : T(0);
+        }
+      } else {
+#pragma unroll
+        for (int w = 0; w < V; ++w) {
+          const bool keep = upper ? j >= i : j <= i;
+          vals[w] = keep ? s[m * lay.ms + i * lay.pitch + j] : T(0);
+          stage_advance<N>(lay, m, i, j);
+        }
       }
       uint4 out;
       memcpy(&out, vals, sizeof(out));
@@ -136,10 +166,33 @@ __device__ __forceinline__ void stage_out(T* __restrict__ g, const T* __restrict
   } else {
     for (int e = threadIdx.x; e < total; e += blockDim.x) {
       int m, i, j;
-      stage_locate(lay, uint32_t(e), m, i, j);
+      stage_locate<N>(lay, uint32_t(e), m, i, j);
       const bool keep = upper ? j >= i : j <= i;
       g[e] = keep ? s[m * lay.ms + i * lay.pitch + j] : T(0);
     }
+  }
+}
+
+// Staging of a chunk whose matrices have order N (the kernel's padded order) exactly,
+// with N as a constant (stage_locate), or of any order.
+template <typename T, int U, int N>
+__device__ __forceinline__ void stage_in_exact(T* __restrict__ s, const T* __restrict__ g,
+                                               int total, const StageLayout& lay, bool vec) {
+  if (lay.n == N) {
+    stage_in<T, U, N>(s, g, total, lay, vec);
+  } else {
+    stage_in<T, U>(s, g, total, lay, vec);
+  }
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void stage_out_exact(T* __restrict__ g, const T* __restrict__ s,
+                                                int total, const StageLayout& lay, bool vec,
+                                                bool upper) {
+  if (lay.n == N) {
+    stage_out<T, N>(g, s, total, lay, vec, upper);
+  } else {
+    stage_out<T>(g, s, total, lay, vec, upper);
   }
 }
 
@@ -240,7 +293,7 @@ __global__ void __launch_bounds__(256)
   int count;
   chunk_of_block<P>(batch, first, count);
   const int nn = lay.n * lay.n;
-  stage_in(s, A + first * nn, count * nn, lay, vec);
+  stage_in_exact<T, 4, NP>(s, A + first * nn, count * nn, lay, vec);
   __syncthreads();
 
   const int g = threadIdx.x / P, q = threadIdx.x % P;
@@ -249,7 +302,7 @@ __global__ void __launch_bounds__(256)
   const int inf = group_factor_staged<T, NP, P>(s + g * lay.ms, lay.pitch, n_eff, q, upper, rdiag);
   if (n_eff > 0 && q == 0) info[first + g] = inf;
   __syncthreads();
-  stage_out(L + first * nn, s, count * nn, lay, vec, upper);
+  stage_out_exact<T, NP>(L + first * nn, s, count * nn, lay, vec, upper);
 }
 
 // Factor and solve: B, X are [batch, n, k]. Upper factors solve L' L'^H conj(x) =
@@ -267,7 +320,7 @@ __global__ void __launch_bounds__(256)
   int count;
   chunk_of_block<P>(batch, first, count);
   const int n = lay.n, nn = n * n;
-  stage_in(s, A + first * nn, count * nn, lay, vec);
+  stage_in_exact<T, 4, NP>(s, A + first * nn, count * nn, lay, vec);
   __syncthreads();
 
   const int g = threadIdx.x / P, q = threadIdx.x % P;
@@ -303,7 +356,7 @@ __global__ void __launch_bounds__(256)
   }
   if (L == nullptr) return;
   __syncthreads();
-  stage_out(L + first * nn, s, count * nn, lay, vec, upper);
+  stage_out_exact<T, NP>(L + first * nn, s, count * nn, lay, vec, upper);
 }
 
 }  // namespace cuda

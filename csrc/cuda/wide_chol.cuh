@@ -132,18 +132,28 @@ constexpr int wide_min_blocks() {
 }
 
 // Factors the n x n matrix at a (lay: its stage layout) into l with the whole block
-// and stores its info at info[b]. vec: 16-byte staging copies (stage_in).
-template <typename T, int NW>
+// and stores its info at info[b]. vec: 16-byte staging copies (stage_in); kExact: the
+// copies of order 32 NW as constants when n is that (the list kernel, whose matrices
+// have many orders, keeps one copy loop: the second one cost it spilled registers).
+template <typename T, int NW, bool kExact>
 __device__ __forceinline__ void wide_factor_matrix(T* colbuf, T* mat, const T* a, T* l,
                                                    const StageLayout& lay, bool upper, bool vec,
                                                    int* info, int64_t b) {
   const int nn = lay.n * lay.n;
-  stage_in<T, 16>(mat, a, nn, lay, vec);
+  if constexpr (kExact) {
+    stage_in_exact<T, 16, 32 * NW>(mat, a, nn, lay, vec);
+  } else {
+    stage_in<T, 16>(mat, a, nn, lay, vec);
+  }
   __syncthreads();
   const int inf = wide_potrf<T, NW>(mat, lay.pitch, lay.n, upper, colbuf);
   if (threadIdx.x == 32 * (NW - 1)) info[b] = inf;
   __syncthreads();
-  stage_out(l, mat, nn, lay, vec, upper);
+  if constexpr (kExact) {
+    stage_out_exact<T, 32 * NW>(l, mat, nn, lay, vec, upper);
+  } else {
+    stage_out(l, mat, nn, lay, vec, upper);
+  }
 }
 
 // One matrix per block of 32 NW threads; the stage layout of the warp family (odd
@@ -157,7 +167,7 @@ __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
   T* const mat = colbuf + wide_colbuf<NW>();
   const int64_t b = blockIdx.x;
   const int nn = lay.n * lay.n;
-  wide_factor_matrix<T, NW>(colbuf, mat, A + b * nn, L + b * nn, lay, upper, vec, info, b);
+  wide_factor_matrix<T, NW, true>(colbuf, mat, A + b * nn, L + b * nn, lay, upper, vec, info, b);
 }
 
 // Ragged batches: block i factors matrix i of group g of a SizeGroups list (ragged_bins.h:
@@ -182,7 +192,7 @@ __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
   const StageLayout lay = make_stage_layout<32>(sizes[b]);
   const bool vec = (lay.n * lay.n) % (16 / sizeof(T)) == 0 &&
                    ((reinterpret_cast<uintptr_t>(A + o) | reinterpret_cast<uintptr_t>(L + o)) % 16) == 0;
-  wide_factor_matrix<T, NW>(colbuf, mat, A + o, L + o, lay, upper, vec, info, b);
+  wide_factor_matrix<T, NW, false>(colbuf, mat, A + o, L + o, lay, upper, vec, info, b);
 }
 
 }  // namespace cuda
