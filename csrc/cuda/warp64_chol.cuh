@@ -40,6 +40,52 @@ struct Warp64Chunk {
   }
 };
 
+// Steps k0 <= k < k1 of the factorization below, all with k >= K0. At step k, a0[jj] and
+// a1[jj] hold columns k + jj of rows q and q + 32; only columns up to 31 (row q) and 63
+// (row q + 32) ever become L, so these steps update the first 32 - K0 and 64 - K0
+// entries: a fixed body per range of eight steps instead of one for all (4,000 ->
+// 2,850 multiply-adds per lane at n = 64), still ~1 KB of code each. kTop: the pivots are
+// rows 0..31 (a0, both rows updated); otherwise rows 32..63 (a1 alone).
+template <typename T, int K0, bool kTop>
+__device__ __forceinline__ void warp64_steps(T (&a0)[32], T (&a1)[64], T* mat, int pitch, int n,
+                                             bool upper, int q, T* colbuf, int k0, int k1,
+                                             int& info) {
+  using R = real_t<T>;
+  using Chunk = Warp64Chunk<T>;
+  constexpr int V = Chunk::kLen;
+  constexpr int W0 = kTop ? 32 - K0 : 0, W1 = 64 - K0;
+  // Not unrolled (the point of this routine): the body is the same for every k.
+#pragma unroll 1
+  for (int k = k0; k < k1; ++k) {
+    const R d = real_(shfl(kTop ? a0[0] : a1[0], k & 31));
+    if (!pivot_ok(d) && info == 0) info = k + 1;
+    const R s = sqrt(d);
+    const R inv = R(1) / s;
+    T* col = colbuf + (k & 1) * 64;
+    T l0 = T(0);
+    if constexpr (kTop) {
+      l0 = q == k ? T(s) : a0[0] * inv;  // L(q, k), meaningful for q >= k
+      if (q >= k) staged_at(mat, pitch, upper, q, k) = l0;
+      if (q >= k) col[q - k] = l0;
+    }
+    const T l1 = q + 32 == k ? T(s) : a1[0] * inv;  // L(q + 32, k)
+    if (q + 32 >= k && q + 32 < n) staged_at(mat, pitch, upper, q + 32, k) = l1;
+    if (q + 32 >= k) col[q + 32 - k] = l1;
+    __syncwarp();
+#pragma unroll
+    for (int c = 0; c < W1; c += V) {
+      const Chunk ch(col + c);
+#pragma unroll
+      for (int u = 0; u < V; ++u) {
+        const int jj = c + u;
+        if (jj == 0) continue;
+        if (jj < W0) a0[jj - 1] = a0[jj] - mul_conj(l0, ch.v[u]);
+        if (jj < W1) a1[jj - 1] = a1[jj] - mul_conj(l1, ch.v[u]);
+      }
+    }
+  }
+}
+
 // Factors the n x n (32 < n <= 64) working matrix whose rows the warp holds (rows past
 // n an identity), writing L(i, j), j <= i < n, into the staged matrix. Returns info.
 // Columns past n are never stepped through, so nothing outside the n x n slot is written.
@@ -54,60 +100,16 @@ struct Warp64Chunk {
 template <typename T>
 __device__ __forceinline__ int warp64_potrf(T (&a0)[32], T (&a1)[64], T* mat, int pitch, int n,
                                             bool upper, int q, T* colbuf) {
-  using R = real_t<T>;
-  using Chunk = Warp64Chunk<T>;
-  constexpr int V = Chunk::kLen;
   int info = 0;
-  // Columns 0..31: their pivots are rows 0..31 (a0); rows q and q + 32 are updated.
-  // Not unrolled (the point of this routine): the body is the same for every k.
-#pragma unroll 1
-  for (int k = 0; k < 32; ++k) {
-    const R d = real_(shfl(a0[0], k));
-    if (!pivot_ok(d) && info == 0) info = k + 1;
-    const R s = sqrt(d);
-    const R inv = R(1) / s;
-    const T l0 = q == k ? T(s) : a0[0] * inv;  // L(q, k), meaningful for q >= k
-    const T l1 = a1[0] * inv;                  // L(q + 32, k)
-    if (q >= k) staged_at(mat, pitch, upper, q, k) = l0;
-    if (q + 32 < n) staged_at(mat, pitch, upper, q + 32, k) = l1;
-    T* col = colbuf + (k & 1) * 64;
-    if (q >= k) col[q - k] = l0;
-    col[q + 32 - k] = l1;
-    __syncwarp();
-#pragma unroll
-    for (int c = 0; c < 64; c += V) {
-      const Chunk ch(col + c);
-#pragma unroll
-      for (int u = 0; u < V; ++u) {
-        const int jj = c + u;
-        if (jj == 0) continue;
-        if (jj < 32) a0[jj - 1] = a0[jj] - mul_conj(l0, ch.v[u]);
-        a1[jj - 1] = a1[jj] - mul_conj(l1, ch.v[u]);
-      }
-    }
-  }
-  // Columns 32..n-1: pivots and updates in the second rows only.
-#pragma unroll 1
-  for (int k = 32; k < n; ++k) {
-    const R d = real_(shfl(a1[0], k - 32));
-    if (!pivot_ok(d) && info == 0) info = k + 1;
-    const R s = sqrt(d);
-    const R inv = R(1) / s;
-    const T l1 = q + 32 == k ? T(s) : a1[0] * inv;
-    if (q + 32 >= k && q + 32 < n) staged_at(mat, pitch, upper, q + 32, k) = l1;
-    T* col = colbuf + (k & 1) * 64;
-    if (q + 32 >= k) col[q + 32 - k] = l1;
-    __syncwarp();
-#pragma unroll
-    for (int c = 0; c < 32; c += V) {
-      const Chunk ch(col + c);
-#pragma unroll
-      for (int u = 0; u < V; ++u) {
-        const int jj = c + u;
-        if (jj > 0) a1[jj - 1] = a1[jj] - mul_conj(l1, ch.v[u]);
-      }
-    }
-  }
+  const auto upto = [n](int k) { return k < n ? k : n; };
+  warp64_steps<T, 0, true>(a0, a1, mat, pitch, n, upper, q, colbuf, 0, 8, info);
+  warp64_steps<T, 8, true>(a0, a1, mat, pitch, n, upper, q, colbuf, 8, 16, info);
+  warp64_steps<T, 16, true>(a0, a1, mat, pitch, n, upper, q, colbuf, 16, 24, info);
+  warp64_steps<T, 24, true>(a0, a1, mat, pitch, n, upper, q, colbuf, 24, 32, info);
+  warp64_steps<T, 32, false>(a0, a1, mat, pitch, n, upper, q, colbuf, 32, upto(40), info);
+  warp64_steps<T, 40, false>(a0, a1, mat, pitch, n, upper, q, colbuf, 40, upto(48), info);
+  warp64_steps<T, 48, false>(a0, a1, mat, pitch, n, upper, q, colbuf, 48, upto(56), info);
+  warp64_steps<T, 56, false>(a0, a1, mat, pitch, n, upper, q, colbuf, 56, upto(64), info);
   return info;
 }
 

@@ -57,15 +57,14 @@ __device__ __forceinline__ void wide_update(T (&a)[NA], T f, const T* col) {
   }
 }
 
-// The 32 steps of phase P for row r, updating W entries; returns with info updated (the
-// same on every lane of the phase).
+// Steps k0 <= k < k1 of phase P for row r, updating W entries; info updated (the same
+// on every lane of the phase).
 template <typename T, int NW, int P, int W>
-__device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
-                                           bool upper, T* colbuf, int& info) {
+__device__ __forceinline__ void wide_steps(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
+                                           bool upper, T* colbuf, int k0, int k1, int& info) {
   using R = real_t<T>;
-  const int k_end = min(32 * (P + 1), n);
 #pragma unroll 1
-  for (int k = 32 * P; k < k_end; ++k) {
+  for (int k = k0; k < k1; ++k) {
     T* col = colbuf + (k & 1) * 32 * NW;
     if (r >= k) col[r - k] = a[0];
     wide_sync<NW>(P);
@@ -77,6 +76,28 @@ __device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat
     if (r >= k && r < n) staged_at(mat, pitch, upper, r, k) = l;
     wide_update<T, 32 * NW, W>(a, l * inv, col);
   }
+}
+
+// The 32 steps of phase P for row r, whose W entries at the phase's start shrink by one
+// per step (the row ends at a fixed column): four ranges of eight steps, each updating
+// only the entries it still has (W, W - 8, ...), a quarter fewer multiply-adds than W
+// on every step for the last warp's rows. Without kSplit, one range (the ragged list
+// kernel: the split spilled 224 bytes of its float64 registers).
+template <typename T, int NW, int P, int W, bool kSplit>
+__device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
+                                           bool upper, T* colbuf, int& info) {
+  const int k0 = 32 * P;
+  const auto upto = [n](int k) { return k < n ? k : n; };
+  if constexpr (kSplit) {
+    wide_steps<T, NW, P, W>(a, r, n, mat, pitch, upper, colbuf, k0, upto(k0 + 8), info);
+    wide_steps<T, NW, P, W - 8>(a, r, n, mat, pitch, upper, colbuf, k0 + 8, upto(k0 + 16), info);
+    wide_steps<T, NW, P, W - 16>(a, r, n, mat, pitch, upper, colbuf, k0 + 16, upto(k0 + 24),
+                                 info);
+    wide_steps<T, NW, P, W - 24>(a, r, n, mat, pitch, upper, colbuf, k0 + 24, upto(k0 + 32),
+                                 info);
+  } else {
+    wide_steps<T, NW, P, W>(a, r, n, mat, pitch, upper, colbuf, k0, upto(k0 + 32), info);
+  }
   // The warps leaving after this phase may still read the buffer half of its last
   // column, which the next phase rewrites two columns later.
   if (P < NW - 1) wide_sync<NW>(P);
@@ -85,16 +106,17 @@ __device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat
 // The phases 0..WARP of warp WARP. Its rows end at column 32 WARP + 31, so phase P
 // updates 32 (WARP + 1 - P) entries. Each warp runs its own copy of the loops (the
 // branch is warp-uniform; the named barriers count arrivals, whatever the call site).
-template <typename T, int NW, int WARP, int P = 0>
+template <typename T, int NW, bool kSplit, int WARP, int P = 0>
 __device__ __forceinline__ void wide_chain(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
                                            bool upper, T* colbuf, int& info) {
-  wide_phase<T, NW, P, 32 * (WARP + 1 - P)>(a, r, n, mat, pitch, upper, colbuf, info);
-  if constexpr (P < WARP) wide_chain<T, NW, WARP, P + 1>(a, r, n, mat, pitch, upper, colbuf, info);
+  wide_phase<T, NW, P, 32 * (WARP + 1 - P), kSplit>(a, r, n, mat, pitch, upper, colbuf, info);
+  if constexpr (P < WARP)
+    wide_chain<T, NW, kSplit, WARP, P + 1>(a, r, n, mat, pitch, upper, colbuf, info);
 }
 
 // Factors the staged n x n matrix (lower working layout through staged_at) in place.
 // Returns info on the lanes of the last warp (the others stop at their phase).
-template <typename T, int NW>
+template <typename T, int NW, bool kSplit>
 __device__ __forceinline__ int wide_potrf(T* mat, int pitch, int n, bool upper, T* colbuf) {
   const int w = threadIdx.x / 32;
   const int r = threadIdx.x;
@@ -111,15 +133,15 @@ __device__ __forceinline__ int wide_potrf(T* mat, int pitch, int n, bool upper, 
   }
   __syncthreads();  // every row is read before L entries overwrite the stage
   int info = 0;
-  if (w == 0) wide_chain<T, NW, 0>(a, r, n, mat, pitch, upper, colbuf, info);
+  if (w == 0) wide_chain<T, NW, kSplit, 0>(a, r, n, mat, pitch, upper, colbuf, info);
   if constexpr (NW > 1) {
-    if (w == 1) wide_chain<T, NW, 1>(a, r, n, mat, pitch, upper, colbuf, info);
+    if (w == 1) wide_chain<T, NW, kSplit, 1>(a, r, n, mat, pitch, upper, colbuf, info);
   }
   if constexpr (NW > 2) {
-    if (w == 2) wide_chain<T, NW, 2>(a, r, n, mat, pitch, upper, colbuf, info);
+    if (w == 2) wide_chain<T, NW, kSplit, 2>(a, r, n, mat, pitch, upper, colbuf, info);
   }
   if constexpr (NW > 3) {
-    if (w == 3) wide_chain<T, NW, 3>(a, r, n, mat, pitch, upper, colbuf, info);
+    if (w == 3) wide_chain<T, NW, kSplit, 3>(a, r, n, mat, pitch, upper, colbuf, info);
   }
   return info;
 }
@@ -132,24 +154,25 @@ constexpr int wide_min_blocks() {
 }
 
 // Factors the n x n matrix at a (lay: its stage layout) into l with the whole block
-// and stores its info at info[b]. vec: 16-byte staging copies (stage_in); kExact: the
-// copies of order 32 NW as constants when n is that (the list kernel, whose matrices
-// have many orders, keeps one copy loop: the second one cost it spilled registers).
-template <typename T, int NW, bool kExact>
+// and stores its info at info[b]. vec: 16-byte staging copies (stage_in). kFixed (the
+// fixed-size kernel): the copies of order 32 NW as constants when n is that, and the
+// phases split (wide_phase); the list kernel, whose matrices have many orders, keeps one
+// copy loop and whole phases (each cost it spilled registers).
+template <typename T, int NW, bool kFixed>
 __device__ __forceinline__ void wide_factor_matrix(T* colbuf, T* mat, const T* a, T* l,
                                                    const StageLayout& lay, bool upper, bool vec,
                                                    int* info, int64_t b) {
   const int nn = lay.n * lay.n;
-  if constexpr (kExact) {
+  if constexpr (kFixed) {
     stage_in_exact<T, 16, 32 * NW>(mat, a, nn, lay, vec);
   } else {
     stage_in<T, 16>(mat, a, nn, lay, vec);
   }
   __syncthreads();
-  const int inf = wide_potrf<T, NW>(mat, lay.pitch, lay.n, upper, colbuf);
+  const int inf = wide_potrf<T, NW, kFixed>(mat, lay.pitch, lay.n, upper, colbuf);
   if (threadIdx.x == 32 * (NW - 1)) info[b] = inf;
   __syncthreads();
-  if constexpr (kExact) {
+  if constexpr (kFixed) {
     stage_out_exact<T, 32 * NW>(l, mat, nn, lay, vec, upper);
   } else {
     stage_out(l, mat, nn, lay, vec, upper);
