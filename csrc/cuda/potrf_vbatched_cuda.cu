@@ -9,9 +9,10 @@
 //   shared      one block per matrix in shared memory (max_n must fit)
 //   greedy      blocked panels, every matrix starting at the first step
 //   lazy        blocked panels, each matrix starting so that all end on the last step
-//   binned      registers for the matrices with n <= 32 and lazy for the others:
-//               launches over the batch, each serving its bin
-//   tile        (default for max_n > 32, real dtypes) warp for n <= 32, the wide
+//   binned      (default for max_n past the tile family's largest order) the warp
+//               family's grouped launches (registers for complex dtypes) for the
+//               matrices with n <= 32 and lazy for the others
+//   tile        (default for 32 < max_n <= tile_max_n, real dtypes) warp for n <= 32, the wide
 //               family (wide_chol.cuh) up to wide_max_n, the tile family (tile_chol.cuh)
 //               up to tile_max_n, lazy for the rest; the matrices of the warp, wide and
 //               tile families grouped by size class on the device (ragged_bins.h), the
@@ -91,6 +92,12 @@ RaggedKernel choose_ragged_kernel(int max_n) {
     }
   }
   if (max_n <= kSmallBin) return warp_serves<T>() ? RaggedKernel::kWarp : RaggedKernel::kRegisters;
+  // Past the tile family's largest order the lazy blocked launches run anyway, and the
+  // matrices of 33..tile_max_n cost less riding along in their last steps than in wide
+  // and tile launches of their own (H100, 5,000 matrices of Nmax = 512: lazy alone beat
+  // the tile dispatch by 1-7% in 10 of 12 rows, benchmarks/KERNEL-NOTES.md).
+  if (max_n > tile_max_n<T>() && ragged_kernel_applies<T>(RaggedKernel::kBinned, max_n))
+    return RaggedKernel::kBinned;
   if (ragged_kernel_applies<T>(RaggedKernel::kTile, max_n)) return RaggedKernel::kTile;
   if (ragged_kernel_applies<T>(RaggedKernel::kLazy, max_n)) return RaggedKernel::kBinned;
   TORCH_CHECK_VALUE(ragged_kernel_applies<T>(RaggedKernel::kShared, max_n), kPotrfV,
@@ -189,7 +196,11 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
       lay.lazy = true;
       return launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, stream);
     case RaggedKernel::kBinned: {
-      launch_registers_bins(A, L, info, rb.count, lay, kSmallBin, upper, stream);
+      if constexpr (warp_serves<T>()) {
+        launch_size_groups(A, L, info, rb, kSmallBin, /*hi=*/0, false, upper, stream);
+      } else {
+        launch_registers_bins(A, L, info, rb.count, lay, kSmallBin, upper, stream);
+      }
       lay.lo = kSmallBin + 1;
       lay.steps = (max_n + kPanel - 1) / kPanel;
       lay.lazy = true;
