@@ -147,3 +147,27 @@ def test_warp_variants_posv(monkeypatch, lanes, max_k, dtype):
                 assert_close_rel(Xs, ref, bound, f"posv_solve n={n} k={k}")
                 assert_close_rel(reconstruct(L, upper), to_ref(A), tol(dtype, n), "posv L")
 
+
+@pytest.mark.parametrize("n", [33, 48, 64])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("upper", [False, True])
+def test_fused_posv_past_32_failures_are_per_system(monkeypatch, n, dtype, upper):
+    # Past n = 32 (the fused warp64 posv for float32 36..64 with the switch at 8, potrf +
+    # potrs otherwise): a failing minor or a NaN flags its own system only; every other
+    # system is solved, with the factor written (posv) or not (posv_solve).
+    monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "8")
+    A = make_spd((6,), n, dtype, "cuda", cond=100.0)
+    A[1] = break_minor(A[1], n - 3).to(dtype)
+    A[4, 40 % n, 40 % n] = float("nan")
+    expect = [0, n - 3, 0, 0, 40 % n + 1, 0]
+    good = [0, 2, 3, 5]
+    for k in (1, 3):
+        B = make_rhs((6, n, k), dtype, "cuda")
+        X, L, info = ops.posv(fill_other_triangle(A, upper), B, upper)
+        Xs, info_s = ops.posv_solve(fill_other_triangle(A, upper), B, upper)
+        assert info.tolist() == expect and info_s.tolist() == expect
+        ref = torch.linalg.solve(to_ref(A[good]), to_ref(B[good]))
+        bound = tol(dtype, n, cond2(A[good]))
+        assert_close_rel(X[good], ref, bound, f"posv n={n} k={k}")
+        assert_close_rel(Xs[good], ref, bound, f"posv_solve n={n} k={k}")
+        assert_close_rel(reconstruct(L[good], upper), to_ref(A[good]), tol(dtype, n), "posv L")

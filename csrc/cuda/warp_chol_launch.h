@@ -41,15 +41,16 @@ static_assert(warp_order_class(32) == kWarpOrderClasses - 1 && warp_order(15) ==
 
 // Lanes per matrix P of order np. Measured on an H100 (benchmarks/tune_posv.py,
 // 2026-11-22): for float32 NP = 32, potrf runs faster with 16 lanes (0.433 vs 0.521 ms,
-// 100,000 matrices: fewer registers and half the unrolled multiply-adds), posv with 8
-// (0.430 vs 0.458 ms). The 2026-11-23 runs of the same script put posv_solve (k = 1) at
-// 16 lanes 2-4% ahead (0.393 vs 0.405 ms); not switched, since posv with L and k up to 4
-// was not timed at 16.
+// 100,000 matrices: fewer registers and half the unrolled multiply-adds), posv then with
+// 8 (0.430 vs 0.458 ms). Since the staging copies take the order as a constant
+// (2026-11-23, BATCHCHOL_WARP_P32 in one run, results/h100-2026-11-23-posv-lanes-*),
+// posv is faster with 16 as well: posv_solve 0.362 vs 0.391 ms, posv 0.513 vs 0.538.
+// (kPosv keeps the two tables apart; they agree now.)
 template <typename T, bool kPosv>
 constexpr int warp_lanes(int np) {
   if (np <= 4) return 1;
   if (np <= 8) return 2;
-  if (sizeof(T) == 4) return np <= 16 ? 4 : (np == 32 && !kPosv) ? 16 : 8;
+  if (sizeof(T) == 4) return np <= 16 ? 4 : np == 32 ? 16 : 8;
   return np <= 16 ? 8 : 16;
 }
 
