@@ -150,6 +150,23 @@ def test_potrf_vbatched_cuda_many(monkeypatch, family, dtype, upper):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("tile_hi", ["64", "40", "0"])
+@pytest.mark.parametrize("upper", [False, True])
+def test_potrf_vbatched_cuda_tile_share_switch(monkeypatch, tile_hi, upper):
+    # BATCHCHOL_RAGGED_TILE_HI caps the sizes of the wide/tile launches (the rest go to
+    # the lazy blocked launches; 0: none, every size past 32 lazy), float64 up to 229.
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", "tile")
+    monkeypatch.setenv("BATCHCHOL_RAGGED_TILE_HI", tile_hi)
+    sizes, offsets, values, groups, expect = _many_sizes_case(torch.float64)
+    L, info = ops.potrf_vbatched(values, sizes.cuda(), offsets.cuda(), 229, upper)
+    assert info.tolist() == expect
+    for idx, where, A in groups:
+        ok = torch.tensor([expect[i] == 0 for i in idx.tolist()])
+        assert_backward_error(A[ok], L[where].view(A.shape)[ok], upper,
+                              what=f"potrf_vbatched n={A.shape[-1]}")
+
+
+@pytest.mark.cuda
 @pytest.mark.parametrize("family", ["warp", "registers"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("upper", [False, True])

@@ -62,9 +62,13 @@ constexpr bool warp_serves() {
 // Largest size the tile family takes in a batch of sizes up to max_n (its share is
 // kSmallBin + 1 .. that), or 0 where it takes none: complex dtypes, max_n <= kSmallBin,
 // or a device whose shared memory does not hold the tiles.
+// BATCHCHOL_RAGGED_TILE_HI caps that share (a tuning switch read at every call; 64 in
+// float64 leaves the wide family alone there, lazy blocked launches taking the rest).
 template <typename T>
 int tile_share_hi(int max_n) {
-  const int hi = std::min(max_n, tile_max_n<T>());
+  int cap = tile_max_n<T>();
+  if (const char* env = std::getenv("BATCHCHOL_RAGGED_TILE_HI")) cap = std::min(cap, std::atoi(env));
+  const int hi = std::min(max_n, cap);
   return hi > kSmallBin && tile_fits(hi, sizeof(T)) ? hi : 0;
 }
 
