@@ -16,7 +16,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     ops = torch.ops.batchchol
-    sizes = [1, 3, 8, 17, 32, 33, 48, 64, 65, 100, 200, 300] if not args.quick else [3, 17, 32, 40, 64, 100, 200]
+    sizes = [1, 3, 4, 8, 16, 17, 32, 33, 48, 64, 65, 100, 128, 200, 300] if not args.quick else [3, 17, 32, 40, 64, 100, 200]
     dtypes = [torch.float32, torch.float64, torch.complex64, torch.complex128]
     if args.quick:
         dtypes = [torch.float32, torch.complex128]

@@ -308,8 +308,8 @@ __global__ void __launch_bounds__(256)
 // Factor and solve: B, X are [batch, n, k]. Upper factors solve L' L'^H conj(x) =
 // conj(b) with L' the lower factor of A^T (posv_kernels.cuh). L may be null: then the
 // factor stays on chip (the solve-only entry point writes X and info alone).
-template <typename T, int NP, int P>
-__global__ void __launch_bounds__(256)
+template <typename T, int NP, int P, int kMinBlocks = 1>
+__global__ void __launch_bounds__(256, kMinBlocks)
     posv_warp_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ X,
                      T* __restrict__ L, int* __restrict__ info, int64_t batch, int k,
                      StageLayout lay, bool upper, bool vec) {

@@ -144,6 +144,17 @@ void launch_potrf_warp_impl(const T* A, T* L, int* info, int64_t batch, int n, b
   });
 }
 
+// Blocks of 256 threads per SM that posv_warp_kernel is compiled for (its blocks have
+// fewer threads: this sets its register budget). Float64 NP = 16 took 139 registers, 14
+// one-warp blocks per SM; built for 2 x 256 threads it takes 112 without spilling, 18
+// blocks: H100, 100,000 systems, posv_solve 0.166 -> 0.143 ms (k = 1), 0.250 -> 0.218
+// (k = 4), posv 0.233 -> 0.211 (results/h100-2026-11-23-posv-cap-times.txt). The others
+// are either under 128 registers already or would spill.
+template <typename T, int NP>
+constexpr int posv_warp_min_blocks() {
+  return sizeof(T) == 8 && NP == 16 ? 2 : 1;
+}
+
 template <typename T>
 bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_t batch, int n,
                            int k, bool upper, cudaStream_t stream) {
@@ -165,7 +176,7 @@ bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_
     const int threads = 32 * warp_blocks_warps<T, P>(lay);
     const int per_block = threads / P;
     const size_t smem = size_t(per_block) * lay.ms * sizeof(T);
-    auto kernel = posv_warp_kernel<T, NP, P>;
+    auto kernel = posv_warp_kernel<T, NP, P, posv_warp_min_blocks<T, NP>()>;
     allow_dynamic_smem(kernel, smem);
     kernel<<<ceil_div(batch, per_block), threads, smem, stream>>>(
         A, B, X, L, info, batch, k, lay, upper, stage_vectorizable<T>(A, L, n));
