@@ -85,14 +85,19 @@ int32_t factor_into(const T* src, T* dst, int64_t n, bool upper, real_t<T>* scra
 // cj(A) (Trans false) or cj(A)^T (Trans true) and A is the lower or upper triangle of a.
 // The four combinations of lower/Trans are the four loops below; the non-transposed ones
 // take dot products along rows of A, the transposed ones scatter a solved row with
-// updates along rows of A, so A is always read by rows.
+// updates along rows of A, so A is always read by rows. prefetch: see prefetch_ahead.
 template <bool Conj, typename T>
 void trsm_left_impl(const T* a, int64_t n, T* x, int64_t k, int64_t ldx, bool lower, bool trans,
-                    bool unit) {
+                    bool unit, bool prefetch = false) {
   auto inv = [&](int64_t i) { return unit ? T(1) : T(1) / cj<Conj>(a[i * n + i]); };
   if (k == 1 && ldx == 1) {
+    // The forward loops read A row by row in address order, and a batch's systems follow
+    // each other: with `prefetch` they keep that stream a fixed distance ahead.
     if (!trans && lower) {
-      for (int64_t i = 0; i < n; ++i) x[i] = (x[i] - dot_cj<Conj>(a + i * n, x, i)) * inv(i);
+      for (int64_t i = 0; i < n; ++i) {
+        if (prefetch) prefetch_ahead(a + i * n, n);
+        x[i] = (x[i] - dot_cj<Conj>(a + i * n, x, i)) * inv(i);
+      }
     } else if (!trans) {
       for (int64_t i = n - 1; i >= 0; --i) {
         const T* ai = a + i * n + i + 1;
@@ -105,6 +110,7 @@ void trsm_left_impl(const T* a, int64_t n, T* x, int64_t k, int64_t ldx, bool lo
       }
     } else {
       for (int64_t i = 0; i < n; ++i) {
+        if (prefetch) prefetch_ahead(a + i * n, n);
         x[i] *= inv(i);
         axpy_sub_cj<Conj>(x + i + 1, a + i * n + i + 1, x[i], n - i - 1);
       }
@@ -187,20 +193,20 @@ int64_t rhs_block(int64_t n) {
 // Solves cj(A) X = B or cj(A)^T X = B in place for B, X n x k contiguous.
 template <typename T>
 void trsm_left_block(const T* a, int64_t n, T* x, int64_t w, int64_t ldx, bool lower, bool trans,
-                     bool conj, bool unit) {
+                     bool conj, bool unit, bool prefetch = false) {
   if (conj && is_complex_v<T>) {
-    trsm_left_impl<true>(a, n, x, w, ldx, lower, trans, unit);
+    trsm_left_impl<true>(a, n, x, w, ldx, lower, trans, unit, prefetch);
   } else {
-    trsm_left_impl<false>(a, n, x, w, ldx, lower, trans, unit);
+    trsm_left_impl<false>(a, n, x, w, ldx, lower, trans, unit, prefetch);
   }
 }
 
 template <typename T>
 void trsm_left(const T* a, int64_t n, T* x, int64_t k, bool lower, bool trans, bool conj,
-               bool unit) {
+               bool unit, bool prefetch = false) {
   const int64_t kc = rhs_block<T>(n);
   for (int64_t c0 = 0; c0 < k; c0 += kc)
-    trsm_left_block(a, n, x + c0, std::min(kc, k - c0), k, lower, trans, conj, unit);
+    trsm_left_block(a, n, x + c0, std::min(kc, k - c0), k, lower, trans, conj, unit, prefetch);
 }
 
 // (L L^H) X = B (upper: U^H U X = B) in place for X n x k contiguous; both solves run on

@@ -37,6 +37,9 @@ at::Tensor trsm_cpu(const at::Tensor& A, const at::Tensor& B, bool upper, bool l
     const scalar_t* a = s.A.const_data_ptr<scalar_t>();
     const scalar_t* b = s.B.const_data_ptr<scalar_t>();
     scalar_t* x = X.data_ptr<scalar_t>();
+    // One column, one system at a time: prefetch the factors' stream when the batch is
+    // split over threads (prefetch_ahead, vec_ops.h).
+    const bool prefetch = k == 1 && at::get_num_threads() > 1;
     at::parallel_for(0, s.batch, cpu::batch_grain(flops), [&](int64_t b0, int64_t b1) {
       std::vector<scalar_t> work(via_workspace ? n * k : 0);
       int64_t i = b0;
@@ -49,7 +52,7 @@ at::Tensor trsm_cpu(const at::Tensor& A, const at::Tensor& B, bool upper, bool l
         scalar_t* xi = x + i * n * k;
         if (!via_workspace) {
           std::copy(bi, bi + n * k, xi);
-          cpu::trsm_left(ai, n, xi, k, lower, trans, conj, unit_diagonal);
+          cpu::trsm_left(ai, n, xi, k, lower, trans, conj, unit_diagonal, prefetch);
           continue;
         }
         // bi, xi are k x n; work is their n x k transpose.
