@@ -130,6 +130,15 @@ def _many_sizes_case(dtype):
     return sizes, offsets, values, groups, expect
 
 
+def _check_many_sizes(L, info, groups, expect, upper):
+    """The info and factors of a _many_sizes_case batch (failed matrices: info only)."""
+    assert info.tolist() == expect
+    for idx, where, A in groups:
+        ok = torch.tensor([expect[i] == 0 for i in idx.tolist()])
+        Li = L[where].view(A.shape)[ok]
+        assert_backward_error(A[ok], Li, upper, what=f"potrf_vbatched n={A.shape[-1]}")
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("family", ["tile", "tile-one", "binned"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -142,11 +151,7 @@ def test_potrf_vbatched_cuda_many(monkeypatch, family, dtype, upper):
     sizes, offsets, values, groups, expect = _many_sizes_case(dtype)
     for meta in ((sizes, offsets), (sizes.cuda(), offsets.cuda())):
         L, info = ops.potrf_vbatched(values, *meta, 229, upper)
-        assert info.tolist() == expect
-        for idx, where, A in groups:
-            ok = torch.tensor([expect[i] == 0 for i in idx.tolist()])
-            Li = L[where].view(A.shape)[ok]
-            assert_backward_error(A[ok], Li, upper, what=f"potrf_vbatched n={A.shape[-1]}")
+        _check_many_sizes(L, info, groups, expect, upper)
 
 
 @pytest.mark.cuda
@@ -159,11 +164,7 @@ def test_potrf_vbatched_cuda_tile_share_switch(monkeypatch, tile_hi, upper):
     monkeypatch.setenv("BATCHCHOL_RAGGED_TILE_HI", tile_hi)
     sizes, offsets, values, groups, expect = _many_sizes_case(torch.float64)
     L, info = ops.potrf_vbatched(values, sizes.cuda(), offsets.cuda(), 229, upper)
-    assert info.tolist() == expect
-    for idx, where, A in groups:
-        ok = torch.tensor([expect[i] == 0 for i in idx.tolist()])
-        assert_backward_error(A[ok], L[where].view(A.shape)[ok], upper,
-                              what=f"potrf_vbatched n={A.shape[-1]}")
+    _check_many_sizes(L, info, groups, expect, upper)
 
 
 @pytest.mark.cuda

@@ -136,19 +136,21 @@ __device__ __forceinline__ bool panel_of(const Layout& lay, int64_t b, int step,
 
 // Where the blocked kernels read the entries that no launch has touched yet, when no
 // init pass copied A to L (lower factors): A, which has L's layout, plus the group size
-// and step count of the launch sequence (launch_blocked_layout). Matrix b's first step
-// s0 reads its diagonal block and panel from A, and so does the update after it; the
-// update after the last panel of b's first group (aligned to launch steps) is the
-// first to reach the columns past that group. a == nullptr: everything is read from L.
+// and step count of the launch sequence (launch_blocked_layout). A matrix's first step
+// (its panel at k0 = 0, panel_of) reads its diagonal block and panel from A, and so does
+// the update after it; the update after the last panel of its first group (aligned to
+// launch steps) is the first to reach the columns past that group. a == nullptr:
+// everything is read from L.
 template <typename T>
 struct FirstTouch {
   const T* a = nullptr;
   int group = 1, steps = 0;
-  __device__ __forceinline__ bool at_start(int step, int s0) const { return a && step == s0; }
-  __device__ __forceinline__ bool in_update(int step, int s0, bool full) const {
+  __device__ __forceinline__ bool at_start(int k0) const { return a && k0 == 0; }
+  __device__ __forceinline__ bool in_update(int step, int k0, bool full) const {
     if (!a) return false;
-    const int ge = min(steps, (s0 / group + 1) * group);  // end of s0's group
-    return step == s0 || (full && step == ge - 1);
+    const int s0 = step - k0 / kPanel;                    // the matrix's first step
+    const int ge = min(steps, (s0 / group + 1) * group);  // end of its group
+    return k0 == 0 || (full && step == ge - 1);
   }
 };
 
@@ -202,23 +204,21 @@ __global__ void __launch_bounds__(32 * diag_warps<T>())
       info[b] = lay.initial_info(b);
     return;
   }
-  const bool fresh = ft.at_start(step, lay.first_step(b));
+  const bool fresh = ft.at_start(k0);
   const int nb = min(kPanel, n - k0);
   const int64_t off = lay.origin(b) + static_cast<int64_t>(k0) * n + k0;
   const T* in = (fresh ? ft.a : L) + off;
   for (int r = 0; r < nb; ++r) s[r * PITCH + lane] = lane <= r ? in[int64_t(r) * n + lane] : T(0);
   __syncwarp();
+  // Rows past nb: identity (they factor to themselves and never touch rows < nb).
   T a[kPanel];
+#pragma unroll
+  for (int j = 0; j < kPanel; ++j) a[j] = lane < nb ? s[lane * PITCH + j] : T(j == lane ? 1 : 0);
   int inf;
   if constexpr (std::is_floating_point_v<T>) {
-    // Rows past nb: identity (they factor to themselves and never touch rows < nb).
-#pragma unroll
-    for (int j = 0; j < kPanel; ++j) a[j] = lane < nb ? s[lane * PITCH + j] : T(j == lane);
     __syncwarp();  // the rows are read before the chain's column buffer overwrites them
     inf = potrf_rows_chain(a, s);
   } else {
-#pragma unroll
-    for (int j = 0; j < kPanel; ++j) a[j] = lane < nb ? s[lane * PITCH + j] : T(0);
     inf = potrf_rows_in_registers<T, kPanel>(a, lane, nb);
   }
   __syncwarp();  // every row is read before the factor overwrites it
@@ -282,7 +282,7 @@ __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
   constexpr int kStride = ROWS / kPanel;
   const int c = threadIdx.x % kPanel, rr = threadIdx.x / kPanel;
   const int64_t seg = static_cast<int64_t>(r0) * n + k0 + c;
-  const T* src = (ft.at_start(step, lay.first_step(b)) ? ft.a + lay.origin(b) : m) + seg;
+  const T* src = (ft.at_start(k0) ? ft.a + lay.origin(b) : m) + seg;
 #pragma unroll 8
   for (int i = 0; i < kPanel; ++i) {
     const int r = rr + i * kStride;
@@ -432,7 +432,7 @@ __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
         for (int c = 0; c < TS; ++c) acc[a][c] += mul_conj(li[a], lj[c]);
     }
   }
-  const bool fresh = ft.in_update(step, lay.first_step(b), col_tiles == 0);
+  const bool fresh = ft.in_update(step, k0, col_tiles == 0);
   const T* cs = fresh ? ft.a + (ct - L) : ct;
   T cur[TS][TS];
 #pragma unroll
