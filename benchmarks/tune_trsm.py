@@ -1,6 +1,7 @@
 """Times the kernel families of trsm and potrs (BATCHCHOL_TRSM_KERNEL = stream / warp /
-cols, the last for n <= 32 only) against torch.linalg in one run, on the issue's sweep
-(batches as bench_fixed), and prints the effective bandwidth of the fastest family.
+cols / block, the last two for n <= 32 / n <= 128 only) against torch.linalg in one
+run, on the issue's sweep (batches as bench_fixed), and prints the effective bandwidth
+of the fastest family.
 
     python benchmarks/tune_trsm.py [--sizes 4 8 ... 512] [--nrhs 1 16] [--json out.json]
     python benchmarks/tune_trsm.py --max-cpw 16 8 4   # also: columns per warp (warp family)
@@ -20,8 +21,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 ops = torch.ops.batchchol
-FAMILIES = ("stream", "warp", "cols")
-COLS_MAX_N = 32  # beyond it BATCHCHOL_TRSM_KERNEL=cols falls back to the default
+FAMILIES = ("stream", "warp", "cols", "block")
+# Beyond these orders BATCHCHOL_TRSM_KERNEL=cols / block falls back to the default.
+MAX_N = {"cols": 32, "block": 128}
 
 
 def batch_for(n, dtype):
@@ -54,7 +56,7 @@ def main():
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
-    print(f"{'op':6} {'dtype':8} {'n':>4} {'k':>3} {'batch':>8} {'stream':>8} {'warp':>8} {'cols':>8} "
+    print(f"{'op':6} {'dtype':8} {'n':>4} {'k':>3} {'batch':>8} {'stream':>8} {'warp':>8} {'cols':>8} {'block':>8} "
           f"{'torch':>8} {'vs torch':>8} {'GB/s':>6}", flush=True)
     for op in args.ops:
         for dname in args.dtypes:
@@ -75,7 +77,7 @@ def main():
                         ref = min(_backend_ms(b, lambda: torch.cholesky_solve(B, L))
                                   for b in (("cusolver", "magma") if k == 1 else ("magma",)))
                     t = {f: common.median_ms_with_env({"BATCHCHOL_TRSM_KERNEL": f}, ours)
-                         for f in FAMILIES if f != "cols" or n <= COLS_MAX_N}
+                         for f in FAMILIES if n <= MAX_N.get(f, n)}
                     for cap in args.max_cpw:
                         t[f"warp-cpw{cap}"] = common.median_ms_with_env(
                             {"BATCHCHOL_TRSM_KERNEL": "warp", "BATCHCHOL_TRSM_MAX_CPW": str(cap)}, ours)
@@ -84,7 +86,8 @@ def main():
                     gbs = nbytes / (best * 1e-3) / 1e9
                     cpw = "".join(f" {key} {v:.3f}" for key, v in t.items() if "cpw" in key)
                     print(f"{op:6} {dname:8} {n:4d} {k:3d} {batch:8d} {t['stream']:8.3f} "
-                          f"{t['warp']:8.3f} {t.get('cols', float('nan')):8.3f} {ref:8.3f} "
+                          f"{t['warp']:8.3f} {t.get('cols', float('nan')):8.3f} "
+                          f"{t.get('block', float('nan')):8.3f} {ref:8.3f} "
                           f"{ref / best:8.2f} {gbs:6.0f}{cpw}", flush=True)
                     rows.append(dict(op=op, dtype=dname, n=n, k=k, batch=batch, torch_ms=ref,
                                      **{f"{f}_ms": v for f, v in t.items()}))

@@ -2,9 +2,10 @@
 call) against torch.linalg in float64, on batches large enough that every persistent
 warp runs several systems back to back (the streaming kernels' copy pipeline then spans
 systems), for orders around every tile packing and padding (4, 8, 16) and tile
-boundary (32). The column-per-lane family only exists for real types and n <= 32
-(elsewhere the variable falls back to the default), so it runs only there, and also
-with more than 32 columns (several column groups per system)."""
+boundary (32). The column-per-lane family only exists for real types and n <= 32, the
+block-per-system family for real types and n <= 128 (elsewhere the variable falls back
+to the default), so they run only there, and also with more than 32 columns (several
+column groups per system)."""
 
 import itertools
 
@@ -15,9 +16,9 @@ from conftest import fill_other_triangle, ops, tol
 
 pytestmark = pytest.mark.cuda
 
-KERNELS = ["stream", "warp", "cols"]
-COLS_MAX_N = 32
-ORDERS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 257]
+KERNELS = ["stream", "warp", "cols", "block"]
+MAX_N = {"cols": 32, "block": 128}  # real types only
+ORDERS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 128, 257]
 FLAGS = list(itertools.product([False, True], repeat=4))  # upper, left, transpose, unit
 # Diagonally dominant triangles below: condition numbers stay under ~4.
 COND = 4.0
@@ -30,12 +31,12 @@ def kernel(request, monkeypatch):
 
 
 def orders(kernel):
-    return [n for n in ORDERS if n <= COLS_MAX_N] if kernel == "cols" else ORDERS
+    return [n for n in ORDERS if n <= MAX_N.get(kernel, n)]
 
 
 def skip_complex_cols(kernel, dtype):
-    if kernel == "cols" and dtype.is_complex:
-        pytest.skip("the column-per-lane kernels are real-only")
+    if kernel in MAX_N and dtype.is_complex:
+        pytest.skip(f"the {kernel} kernels are real-only")
 
 
 def batch_for(n):
@@ -69,7 +70,7 @@ def test_trsm_many_systems(kernel, dtype, upper, left, transpose, unit):
     for n in orders(kernel):
         batch = batch_for(n)
         clean, A = make_triangle(batch, n, dtype, upper, unit, gen)
-        for k in (1, 3, 20) + ((40,) if kernel == "cols" else ()):
+        for k in (1, 3, 20) + ((40,) if kernel in MAX_N else ()):
             shape = (batch, n, k) if left else (batch, k, n)
             B = torch.randn(shape, dtype=clean.dtype, device="cuda", generator=gen)
             X = ops.trsm(A, B.to(dtype), upper, left, transpose, unit)
@@ -89,7 +90,7 @@ def test_potrs_many_systems(kernel, dtype, upper):
     for n in orders(kernel):
         batch = batch_for(n)
         clean, L = make_triangle(batch, n, dtype, upper, False, gen)
-        for k in (1, 17) + ((33,) if kernel == "cols" else ()):
+        for k in (1, 17) + ((33,) if kernel in MAX_N else ()):
             B = torch.randn(batch, n, k, dtype=clean.dtype, device="cuda", generator=gen)
             X = ops.potrs(L, B.to(dtype), upper)
             ref = torch.cholesky_solve(B.to(dtype).to(clean.dtype), clean, upper=upper)

@@ -45,18 +45,20 @@ def solve_kernels_workload(dtypes, quick):
     """Every trsm/potrs kernel family forced (BATCHCHOL_TRSM_KERNEL), with more systems
     than the persistent kernels' resident warps so that every warp runs several systems
     (the streaming kernels' copy pipeline then spans systems), and column-major factors
-    read in place. The column-per-lane family (real, n <= 32) also gets 40 columns."""
+    read in place. The column-per-lane (real, n <= 32) and block-per-system (real, n <= 128)
+    families also get 40 columns (several column groups per system)."""
     import os
 
     ops = torch.ops.batchchol
-    for fam in ("stream", "warp", "cols"):
+    max_n = {"cols": 32, "block": 128}
+    for fam in ("stream", "warp", "cols", "block"):
         os.environ["BATCHCHOL_TRSM_KERNEL"] = fam
-        cases = ((3, 40000), (12, 9000), (33, 300), (70, 50))
+        cases = ((3, 40000), (12, 9000), (33, 300), (70, 50), (128, 20))
         for dtype in dtypes[:1] if quick else dtypes:  # racecheck is slow: one dtype
             for n, batch in ((3, 16000), (12, 3500), (33, 20), (70, 4)) if quick else cases:
                 L = torch.randn(batch, n, n, dtype=dtype, device="cuda").tril_() * (0.5 / n)
                 L.diagonal(dim1=-2, dim2=-1).add_(2)
-                k = 40 if fam == "cols" and n <= 32 else 3
+                k = 40 if n <= max_n.get(fam, 0) else 3
                 B = torch.randn(batch, n, k, dtype=dtype, device="cuda")
                 for upper in (False, True):
                     T = L.mH if upper else L  # column-major view when upper

@@ -9,6 +9,7 @@
 #include "common/batching.h"
 #include "common/checks.h"
 #include "common/ops.h"
+#include "cuda/trsm_block_launch.h"
 #include "cuda/trsm_cols_launch.h"
 #include "cuda/trsm_kernels.cuh"
 #include "cuda/trsm_launch.h"
@@ -31,7 +32,8 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
     v1.trans = !v1.trans;
     v2.trans = !v2.trans;
   }
-  const TrsmKernel family = trsm_pick_kernel(n, k, cuda::IsComplex<T>::value);
+  const TrsmKernel family =
+      trsm_pick_kernel(n, k, cuda::IsComplex<T>::value, sizeof(T) == 8, /*potrs=*/true);
   if (family == TrsmKernel::kStream) {
     cuda::launch_potrs_stream(L, l_stride, B, X, batch, k, v1, v2, stream);
     return;
@@ -39,6 +41,10 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
   if constexpr (!cuda::IsComplex<T>::value) {
     if (family == TrsmKernel::kColumns) {
       cuda::launch_potrs_cols(L, l_stride, B, X, batch, k, v1, v2, stream);
+      return;
+    }
+    if (family == TrsmKernel::kBlock) {
+      cuda::launch_potrs_block(L, l_stride, B, X, batch, k, v1, v2, stream);
       return;
     }
   }

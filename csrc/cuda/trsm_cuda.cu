@@ -12,6 +12,7 @@
 #include "common/batching.h"
 #include "common/checks.h"
 #include "common/ops.h"
+#include "cuda/trsm_block_launch.h"
 #include "cuda/trsm_cols_launch.h"
 #include "cuda/trsm_kernels.cuh"
 #include "cuda/trsm_launch.h"
@@ -27,7 +28,8 @@ template <typename T>
 void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch, int64_t k,
                        const TrsmView& v) {
   const auto stream = at::cuda::getCurrentCUDAStream();
-  const TrsmKernel family = trsm_pick_kernel(v.n, k, cuda::IsComplex<T>::value);
+  const TrsmKernel family =
+      trsm_pick_kernel(v.n, k, cuda::IsComplex<T>::value, sizeof(T) == 8, /*potrs=*/false);
   if (family == TrsmKernel::kStream) {
     cuda::launch_trsm_stream(A, a_stride, B, X, batch, k, v, stream);
     return;
@@ -35,6 +37,10 @@ void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
   if constexpr (!cuda::IsComplex<T>::value) {
     if (family == TrsmKernel::kColumns) {
       cuda::launch_trsm_cols(A, a_stride, B, X, batch, k, v, stream);
+      return;
+    }
+    if (family == TrsmKernel::kBlock) {
+      cuda::launch_trsm_block(A, a_stride, B, X, batch, k, v, stream);
       return;
     }
   }
@@ -54,14 +60,31 @@ void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
 
 }  // namespace
 
-TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex) {
+TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_double, bool potrs) {
   const bool cols_ok = !is_complex && n <= cuda::kColsMaxOrder;
+  const bool block_ok = !is_complex && n <= cuda::kBlockMaxOrder;
   if (const char* forced = std::getenv("BATCHCHOL_TRSM_KERNEL")) {
     if (std::strcmp(forced, "stream") == 0) return TrsmKernel::kStream;
     if (std::strcmp(forced, "warp") == 0) return TrsmKernel::kWarp;
-    TORCH_CHECK(std::strcmp(forced, "cols") == 0,
-                "batchchol: BATCHCHOL_TRSM_KERNEL must be 'stream', 'warp' or 'cols'");
-    if (cols_ok) return TrsmKernel::kColumns;
+    if (std::strcmp(forced, "block") == 0) {
+      if (block_ok) return TrsmKernel::kBlock;
+    } else {
+      TORCH_CHECK(std::strcmp(forced, "cols") == 0,
+                  "batchchol: BATCHCHOL_TRSM_KERNEL must be 'stream', 'warp', 'cols' or 'block'");
+      if (cols_ok) return TrsmKernel::kColumns;
+    }
+  }
+  // Block-per-system kernels (benchmarks/results/h100-2026-11-24-block-solves-ab.txt,
+  // column-major factors): from 8 columns at n = 33..64 (4 for potrs, whose two passes
+  // share the staged triangle) and from 16 at n = 65..128 (float64 potrs n = 64, 16
+  // columns: 0.28 ms against 0.58 warp; n = 128: 1.12 against 1.56); at n = 17..32
+  // the same for float64, while float32 keeps the column kernels from 8 columns
+  // (trsm 16 columns: 0.218 ms cols, 0.243 block) except potrs with 4 to 8 (0.25
+  // against 0.28 cols).
+  if (block_ok && n > 16) {
+    const int64_t min_k = n > 64 ? 16 : (potrs ? 4 : 8);
+    const bool cols_win = n <= 32 && !is_double && (!potrs || k >= 16);
+    if (k >= min_k && !cols_win) return TrsmKernel::kBlock;
   }
   // benchmarks/results/h100-2026-11-22-cols-tune_trsm.txt: the column kernels win every
   // measured point up to n = 16 (1 to 16 columns), and at n = 32 with 16 columns

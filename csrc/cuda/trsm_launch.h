@@ -17,12 +17,16 @@ namespace batchchol {
 //   kStream:  the streaming kernels (trsm_stream_device.cuh), which pack small systems
 //             several to a tile: complex n <= 8, and complex n <= 16 with one or two
 //             right-hand sides (float32 n = 4: 0.42 vs 3.9 ms for warp-per-system).
+//   kBlock:   one block per system, the packed triangle in shared memory, several lanes
+//             per column (trsm_block_device.cuh), real types, 17 <= n <= 128 with several
+//             columns (4-16 and more, by order, dtype and op: trsm_pick_kernel).
 //   kWarp:    one warp per system and column group (trsm_kernels.cuh), everything else.
 // benchmarks/tune_trsm.py times the families side by side. BATCHCHOL_TRSM_KERNEL =
-// stream|warp|cols forces one where it applies (read at every call; cols falls back
-// to the default for complex types and n > 32).
-enum class TrsmKernel { kWarp, kStream, kColumns };
-TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex);
+// stream|warp|cols|block forces one where it applies (read at every call; cols and block
+// fall back to the default for complex types and n > 32 / n > 128).
+enum class TrsmKernel { kWarp, kStream, kColumns, kBlock };
+// is_double: float64 (real); potrs: the two-pass solve of launch_potrs.
+TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_double, bool potrs);
 
 // Widest right-hand-side column group per warp of the warp-per-system kernels (0: the
 // kernels' own limit, trsm_max_cpw). BATCHCHOL_TRSM_MAX_CPW=16|8|4 overrides it.

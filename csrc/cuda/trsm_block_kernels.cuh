@@ -1,0 +1,201 @@
+// Kernel template and host launcher of the block-per-system triangular solves
+// (trsm_block_device.cuh). Included by one instantiation unit per real dtype
+// (trsm_block_f32.cu, trsm_block_f64.cu), which defines the entry points of
+// trsm_block_launch.h.
+//
+// One block per system, G lanes per right-hand-side column. A system with
+// more columns than the block has column lanes solves them group after group from the
+// same staged triangle. The triangle's copy is in flight while the first group of
+// columns is loaded into registers.
+#pragma once
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <climits>
+#include <type_traits>
+
+#include "cuda/launch_utils.h"
+#include "cuda/trsm_block_device.cuh"
+#include "cuda/trsm_block_launch.h"
+#include "cuda/trsm_device.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+// Lanes per column: N / 16 (16 rows per lane), or N / 8 below N = 128 when the system
+// has at most 8 columns, which keeps 32-64 threads on a system (H100, 2026-11-24,
+// results/h100-2026-11-24-block-solves-ab.txt: potrs float64 n = 64, 8 columns 0.222 ->
+// 0.196 ms, 16 columns 0.280 with N / 16 against 0.325). At N = 128, 16 lanes of 8 rows
+// lost to 8 of 16 from 16 columns on (1.25 vs 1.12 ms for potrs float64).
+template <int N>
+constexpr int block_row_lanes() {
+  return N / 16;
+}
+
+// Up to 32 columns at once: 2 N threads (4 N with N / 8 lanes, at most 16 columns then).
+// The register cap (~80 below N = 128) keeps the blocks that shared memory allows
+// resident (float64 N = 64, 16 columns: 13 blocks of 64 threads); at N = 128 shared
+// memory allows 3 float64 blocks, and 128 registers leave the solves unspilled.
+template <int N>
+constexpr int block_max_threads() {
+  return N >= 128 ? 256 : 2 * N;
+}
+template <int N>
+constexpr int block_min_blocks() {
+  return N >= 128 ? 2 : 768 / block_max_threads<N>();
+}
+
+enum BlockMode { kBlockLower = 0, kBlockUpper = 1, kBlockPotrs = 2 };
+
+struct BlockParams {
+  int64_t a_stride;  // elements between consecutive matrices (0: one shared matrix)
+  int64_t b_stride;  // elements between consecutive B (and X)
+  int64_t rs, cs;    // element (row i, column c) of a B or X at i * rs + c * cs
+  int k;             // right-hand sides
+  int n;
+  int col_lanes;     // columns solved at once; the block has col_lanes * G threads
+  bool unit;
+};
+
+template <typename T, int N, int G, int Mode, bool Orient>
+__global__ void __launch_bounds__(block_max_threads<N>(), block_min_blocks<N>())
+    trsm_block_kernel(const T* __restrict__ A, const T* B, T* X, BlockParams p) {
+  constexpr int R = N / G;
+  extern __shared__ __align__(16) unsigned char block_smem_raw[];
+  T* const S = reinterpret_cast<T*>(block_smem_raw);
+  const int g = threadIdx.x % G;
+  const int cl = threadIdx.x / G;
+  const int n = p.n;
+  const int64_t sys = blockIdx.x;
+  block_issue_triangle<T, N, Orient>(A + sys * p.a_stride, n, p.unit, S, threadIdx.x >> 5,
+                                     blockDim.x >> 5, threadIdx.x & 31);
+  cp_async_commit();
+  int rb[R];
+  block_row_bases<N, G, Orient>(g, rb);
+
+  bool staged = false;
+#pragma unroll 1
+  for (int c0 = 0; c0 < p.k; c0 += p.col_lanes) {
+    const int col = c0 + cl;
+    const bool active = col < p.k;
+    const int64_t off = sys * p.b_stride + int64_t(active ? col : 0) * p.cs;
+    T x[R];
+#pragma unroll
+    for (int m = 0; m < R; ++m) {
+      const int row = m * G + g;
+      x[m] = (active && row < n) ? B[off + row * p.rs] : T(0);
+    }
+    if (!staged) {
+      cp_async_wait<0>();
+      __syncthreads();
+      block_invert_diagonal<T, N, Orient>(S, n, p.unit);
+      __syncthreads();
+      staged = true;
+    }
+    if constexpr (Mode != kBlockUpper) block_forward<T, N, G, Orient>(S, rb, x, g, n);
+    if constexpr (Mode != kBlockLower) block_backward<T, N, G, Orient>(S, rb, x, g, n);
+    if (active) {
+#pragma unroll
+      for (int m = 0; m < R; ++m) {
+        const int row = m * G + g;
+        if (row < n) X[off + row * p.rs] = x[m];
+      }
+    }
+  }
+}
+
+// Calls f(integral_constant<N>) with the padded order for n <= kBlockMaxOrder.
+template <typename F>
+inline void with_block_order(int64_t n, F&& f) {
+  if (n <= 32) return f(std::integral_constant<int, 32>{});
+  if (n <= 64) return f(std::integral_constant<int, 64>{});
+  f(std::integral_constant<int, 128>{});
+}
+
+template <typename T, int N, int G, bool Orient>
+auto block_kernel_for(int mode) {
+  return mode == kBlockLower   ? trsm_block_kernel<T, N, G, kBlockLower, Orient>
+         : mode == kBlockUpper ? trsm_block_kernel<T, N, G, kBlockUpper, Orient>
+                               : trsm_block_kernel<T, N, G, kBlockPotrs, Orient>;
+}
+
+template <typename T, int N, int G>
+auto block_kernel_for(int mode, bool orient) {
+  return orient ? block_kernel_for<T, N, G, true>(mode) : block_kernel_for<T, N, G, false>(mode);
+}
+
+// mode: kBlockLower / kBlockUpper with orient for trsm; kBlockPotrs solves T then T^T.
+template <typename T>
+void launch_block_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch, int64_t k,
+                       int n, int64_t rs, int64_t cs, int mode, bool orient, bool unit,
+                       cudaStream_t stream) {
+  TORCH_CHECK(n >= 1 && n <= kBlockMaxOrder, "batchchol: block-per-system solve needs n <= ",
+              kBlockMaxOrder);
+  TORCH_CHECK(k <= INT_MAX, "batchchol: too many right-hand sides");
+  TORCH_CHECK(batch <= INT_MAX, "batchchol: batch too large for one launch");
+  BlockParams p{};
+  p.a_stride = a_stride;
+  p.b_stride = int64_t(n) * k;
+  p.rs = rs;
+  p.cs = cs;
+  p.k = int(k);
+  p.n = n;
+  p.unit = unit;
+  with_block_order(n, [&](auto order) {
+    constexpr int N = decltype(order)::value;
+    auto launch = [&](auto lanes_per_column) {
+      constexpr int G = decltype(lanes_per_column)::value;
+      // At least one warp; as many columns at once as the thread limit allows.
+      int lanes = 32 / G;
+      while (lanes < k && lanes * 2 * G <= block_max_threads<N>()) lanes *= 2;
+      p.col_lanes = lanes;
+      auto kernel = block_kernel_for<T, N, G>(mode, orient);
+      const size_t smem = size_t(block_smem_elems<N>()) * sizeof(T);
+      allow_dynamic_smem(kernel, smem);
+      kernel<<<unsigned(batch), lanes * G, smem, stream>>>(A, B, X, p);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    };
+    if constexpr (N < 128) {
+      if (k <= 8) return launch(std::integral_constant<int, N / 8>{});
+    }
+    launch(std::integral_constant<int, block_row_lanes<N>()>{});
+  });
+}
+
+// trsm with the canonical view of trsm_view, mapped as in trsm_cols_kernels.cuh: the
+// view runs forward when op(A) is lower; T is op(A) (lower) or op(A)^T (upper).
+template <typename T>
+void launch_trsm_block_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch,
+                            int64_t k, const TrsmView& v, cudaStream_t stream) {
+  launch_block_impl(A, a_stride, B, X, batch, k, v.n, v.rs, v.cs,
+                    v.rev ? kBlockUpper : kBlockLower, v.rev ? !v.trans : v.trans, v.unit,
+                    stream);
+}
+
+// potrs: v1 is the forward pass (op1 lower), v2 its transpose, so T = op1 for both.
+template <typename T>
+void launch_potrs_block_impl(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch,
+                             int64_t k, const TrsmView& v1, const TrsmView& v2,
+                             cudaStream_t stream) {
+  TORCH_CHECK(!v1.rev && v2.rev && v1.trans != v2.trans && !v1.unit && !v2.unit,
+              "batchchol: unexpected potrs views");
+  launch_block_impl(L, l_stride, B, X, batch, k, v1.n, v1.rs, v1.cs, kBlockPotrs, v1.trans,
+                    false, stream);
+}
+
+// The entry points of trsm_block_launch.h for one dtype; each instantiation unit
+// (trsm_block_f32.cu, trsm_block_f64.cu) expands it once, inside namespace batchchol::cuda.
+#define BATCHCHOL_DEFINE_BLOCK(T)                                                           \
+  void launch_trsm_block(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch,     \
+                         int64_t k, const TrsmView& v, cudaStream_t stream) {               \
+    launch_trsm_block_impl(A, a_stride, B, X, batch, k, v, stream);                         \
+  }                                                                                         \
+  void launch_potrs_block(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch,    \
+                          int64_t k, const TrsmView& v1, const TrsmView& v2,                \
+                          cudaStream_t stream) {                                            \
+    launch_potrs_block_impl(L, l_stride, B, X, batch, k, v1, v2, stream);                   \
+  }
+
+}  // namespace cuda
+}  // namespace batchchol
