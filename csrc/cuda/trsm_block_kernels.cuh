@@ -33,9 +33,9 @@ constexpr int block_row_lanes() {
   return N / 16;
 }
 
-// Up to 32 columns at once: 2 N threads (4 N with N / 8 lanes, at most 16 columns then).
+// Up to 32 columns at once: 2 N threads (N / 8 lanes serve at most 8 columns: N threads).
 // The register cap (~80 below N = 128) keeps the blocks that shared memory allows
-// resident (float64 N = 64, 16 columns: 13 blocks of 64 threads); at N = 128 shared
+// resident (float64 N = 64, 16 columns: 12 blocks of 64 threads, ncu); at N = 128 shared
 // memory allows 3 float64 blocks, and 128 registers leave the solves unspilled.
 template <int N>
 constexpr int block_max_threads() {
