@@ -23,14 +23,14 @@
 namespace batchchol {
 namespace cuda {
 
-// Lanes per column: N / 16 (16 rows per lane), or N / 8 below N = 128 when the system
+// Lanes per column: N / 16 (16 rows per lane), or N / 8 up to N = 64 when the system
 // has at most 8 columns, which keeps 32-64 threads on a system (H100, 2026-11-24,
 // results/h100-2026-11-24-block-solves-ab.txt: potrs float64 n = 64, 8 columns 0.222 ->
 // 0.196 ms, 16 columns 0.280 with N / 16 against 0.325). At N = 128, 16 lanes of 8 rows
 // lost to 8 of 16 from 16 columns on (1.25 vs 1.12 ms for potrs float64).
 template <int N>
 constexpr int block_row_lanes() {
-  return N / 16;
+  return N == 96 ? 8 : N / 16;  // shuffles need a power of two: 8 lanes of 12 rows at 96
 }
 
 // Up to 32 columns at once: 2 N threads (N / 8 lanes serve at most 8 columns: N threads).
@@ -110,6 +110,8 @@ template <typename F>
 inline void with_block_order(int64_t n, F&& f) {
   if (n <= 32) return f(std::integral_constant<int, 32>{});
   if (n <= 64) return f(std::integral_constant<int, 64>{});
+  // 96: 38 KB of float64 triangle, 5 systems per SM against 3 at 128.
+  if (n <= 96) return f(std::integral_constant<int, 96>{});
   f(std::integral_constant<int, 128>{});
 }
 
@@ -156,7 +158,7 @@ void launch_block_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
       kernel<<<unsigned(batch), lanes * G, smem, stream>>>(A, B, X, p);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
-    if constexpr (N < 128) {
+    if constexpr (N <= 64) {
       if (k <= 8) return launch(std::integral_constant<int, N / 8>{});
     }
     launch(std::integral_constant<int, block_row_lanes<N>()>{});

@@ -76,13 +76,16 @@ TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_doubl
   }
   // Block-per-system kernels (benchmarks/results/h100-2026-11-24-block-solves-ab.txt,
   // column-major factors): from 8 columns at n = 33..64 (4 for potrs, whose two passes
-  // share the staged triangle) and from 16 at n = 65..128 (float64 potrs n = 64, 16
-  // columns: 0.28 ms against 0.58 warp; n = 128: 1.12 against 1.56); at n = 17..32
-  // the same for float64, while float32 keeps the column kernels from 8 columns
-  // (trsm 16 columns: 0.218 ms cols, 0.243 block) except potrs with 4 to 8 (0.25
-  // against 0.28 cols).
+  // share the staged triangle), from 8 at n = 65..96 (16 for float64 trsm: 8 columns
+  // 0.33 ms block, 0.29 warp at n = 96) and from 16 at n = 97..128 (float64 potrs
+  // n = 64, 16 columns: 0.28 ms against 0.58 warp; n = 96: 0.62 against 1.00; n = 128:
+  // 1.12 against 1.56); at n = 17..32 the same as at 33..64 for float64, while float32
+  // keeps the column kernels from 8 columns (trsm 16 columns: 0.218 ms cols, 0.243
+  // block) except potrs with 4 to 8 (0.25 against 0.28 cols).
   if (block_ok && n > 16) {
-    const int64_t min_k = n > 64 ? 16 : (potrs ? 4 : 8);
+    const int64_t min_k = n > 96   ? 16
+                          : n > 64 ? ((potrs || !is_double) ? 8 : 16)
+                                   : (potrs ? 4 : 8);
     const bool cols_win = n <= 32 && !is_double && (!potrs || k >= 16);
     if (k >= min_k && !cols_win) return TrsmKernel::kBlock;
   }

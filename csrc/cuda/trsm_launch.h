@@ -19,7 +19,7 @@ namespace batchchol {
 //             right-hand sides (float32 n = 4: 0.42 vs 3.9 ms for warp-per-system).
 //   kBlock:   one block per system, the packed triangle in shared memory, several lanes
 //             per column (trsm_block_device.cuh), real types, 17 <= n <= 128 with several
-//             columns (4-16 and more, by order, dtype and op: trsm_pick_kernel).
+//             columns (from 4, 8 or 16, by order, dtype and op: trsm_pick_kernel).
 //   kWarp:    one warp per system and column group (trsm_kernels.cuh), everything else.
 // benchmarks/tune_trsm.py times the families side by side. BATCHCHOL_TRSM_KERNEL =
 // stream|warp|cols|block forces one where it applies (read at every call; cols and block
