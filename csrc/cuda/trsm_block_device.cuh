@@ -90,6 +90,15 @@ __device__ __forceinline__ void block_row_bases(int g, int (&rb)[N / G]) {
   }
 }
 
+// One step's pivot row: lane g0 of each column group holds it in xm; it is scaled by its
+// diagonal's reciprocal, kept by its owner and handed to the group's G lanes.
+template <int G, typename T>
+__device__ __forceinline__ T block_solve_row(T& xm, T inv_d, int g, int g0) {
+  const T xj = shfl(xm * inv_d, g0, G);
+  if (g == g0) xm = xj;
+  return xj;
+}
+
 // T x = b for this lane's rows x[m] = row m G + g, steps j < n.
 template <typename T, int N, int G, bool Orient>
 __device__ __forceinline__ void block_forward(const T* S, const int (&rb)[N / G],
@@ -105,8 +114,7 @@ __device__ __forceinline__ void block_forward(const T* S, const int (&rb)[N / G]
     for (int g0 = 0; g0 < G; ++g0) {
       const int j = m0 * G + g0;
       if (j >= n) return;  // uniform over the block
-      const T xj = shfl(x[m0] * inv[j], g0, G);
-      if (g == g0) x[m0] = xj;
+      const T xj = block_solve_row<G>(x[m0], inv[j], g, g0);
 #pragma unroll
       for (int m = m0; m < R; ++m) {
         const T t = Orient ? Sg[up_row<N>(j) - j + m * G] : S[rb[m] + j];
@@ -130,8 +138,7 @@ __device__ __forceinline__ void block_backward(const T* S, const int (&rb)[N / G
     for (int g0 = G - 1; g0 >= 0; --g0) {
       const int j = m0 * G + g0;
       if (j >= n) continue;
-      const T xj = shfl(x[m0] * inv[j], g0, G);
-      if (g == g0) x[m0] = xj;
+      const T xj = block_solve_row<G>(x[m0], inv[j], g, g0);
 #pragma unroll
       for (int m = 0; m <= m0; ++m) {
         const T t = Orient ? S[rb[m] + j] : Sg[lo_row(j) + m * G];

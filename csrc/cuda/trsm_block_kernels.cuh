@@ -19,6 +19,7 @@
 #include "cuda/trsm_block_device.cuh"
 #include "cuda/trsm_block_launch.h"
 #include "cuda/trsm_device.cuh"
+#include "cuda/trsm_triangle_plan.h"
 
 namespace batchchol {
 namespace cuda {
@@ -46,8 +47,6 @@ constexpr int block_min_blocks() {
   return N >= 128 ? 2 : 768 / block_max_threads<N>();
 }
 
-enum BlockMode { kBlockLower = 0, kBlockUpper = 1, kBlockPotrs = 2 };
-
 struct BlockParams {
   int64_t a_stride;  // elements between consecutive matrices (0: one shared matrix)
   int64_t b_stride;  // elements between consecutive B (and X)
@@ -58,7 +57,7 @@ struct BlockParams {
   bool unit;
 };
 
-template <typename T, int N, int G, int Mode, bool Orient>
+template <typename T, int N, int G, int Solve, bool Orient>
 __global__ void __launch_bounds__(block_max_threads<N>(), block_min_blocks<N>())
     trsm_block_kernel(const T* __restrict__ A, const T* B, T* X, BlockParams p) {
   constexpr int R = N / G;
@@ -93,8 +92,8 @@ __global__ void __launch_bounds__(block_max_threads<N>(), block_min_blocks<N>())
       __syncthreads();
       staged = true;
     }
-    if constexpr (Mode != kBlockUpper) block_forward<T, N, G, Orient>(S, rb, x, g, n);
-    if constexpr (Mode != kBlockLower) block_backward<T, N, G, Orient>(S, rb, x, g, n);
+    if constexpr (Solve != kTriBackward) block_forward<T, N, G, Orient>(S, rb, x, g, n);
+    if constexpr (Solve != kTriForward) block_backward<T, N, G, Orient>(S, rb, x, g, n);
     if (active) {
 #pragma unroll
       for (int m = 0; m < R; ++m) {
@@ -116,22 +115,23 @@ inline void with_block_order(int64_t n, F&& f) {
 }
 
 template <typename T, int N, int G, bool Orient>
-auto block_kernel_for(int mode) {
-  return mode == kBlockLower   ? trsm_block_kernel<T, N, G, kBlockLower, Orient>
-         : mode == kBlockUpper ? trsm_block_kernel<T, N, G, kBlockUpper, Orient>
-                               : trsm_block_kernel<T, N, G, kBlockPotrs, Orient>;
+auto block_kernel_for(int solve) {
+  return solve == kTriForward    ? trsm_block_kernel<T, N, G, kTriForward, Orient>
+         : solve == kTriBackward ? trsm_block_kernel<T, N, G, kTriBackward, Orient>
+                                 : trsm_block_kernel<T, N, G, kTriPotrs, Orient>;
 }
 
 template <typename T, int N, int G>
-auto block_kernel_for(int mode, bool orient) {
-  return orient ? block_kernel_for<T, N, G, true>(mode) : block_kernel_for<T, N, G, false>(mode);
+auto block_kernel_for(const TrianglePlan& plan) {
+  return plan.orient ? block_kernel_for<T, N, G, true>(plan.solve)
+                     : block_kernel_for<T, N, G, false>(plan.solve);
 }
 
-// mode: kBlockLower / kBlockUpper with orient for trsm; kBlockPotrs solves T then T^T.
+// The solves of `plan` (trsm_triangle_plan.h) with v's order and strides.
 template <typename T>
 void launch_block_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch, int64_t k,
-                       int n, int64_t rs, int64_t cs, int mode, bool orient, bool unit,
-                       cudaStream_t stream) {
+                       const TrsmView& v, TrianglePlan plan, cudaStream_t stream) {
+  const int n = v.n;
   TORCH_CHECK(n >= 1 && n <= kBlockMaxOrder, "batchchol: block-per-system solve needs n <= ",
               kBlockMaxOrder);
   TORCH_CHECK(k <= INT_MAX, "batchchol: too many right-hand sides");
@@ -139,11 +139,11 @@ void launch_block_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
   BlockParams p{};
   p.a_stride = a_stride;
   p.b_stride = int64_t(n) * k;
-  p.rs = rs;
-  p.cs = cs;
+  p.rs = v.rs;
+  p.cs = v.cs;
   p.k = int(k);
   p.n = n;
-  p.unit = unit;
+  p.unit = plan.unit;
   with_block_order(n, [&](auto order) {
     constexpr int N = decltype(order)::value;
     auto launch = [&](auto lanes_per_column) {
@@ -152,7 +152,7 @@ void launch_block_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
       int lanes = 32 / G;
       while (lanes < k && lanes * 2 * G <= block_max_threads<N>()) lanes *= 2;
       p.col_lanes = lanes;
-      auto kernel = block_kernel_for<T, N, G>(mode, orient);
+      auto kernel = block_kernel_for<T, N, G>(plan);
       const size_t smem = size_t(block_smem_elems<N>()) * sizeof(T);
       allow_dynamic_smem(kernel, smem);
       kernel<<<unsigned(batch), lanes * G, smem, stream>>>(A, B, X, p);
@@ -165,38 +165,17 @@ void launch_block_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
   });
 }
 
-// trsm with the canonical view of trsm_view, mapped as in trsm_cols_kernels.cuh: the
-// view runs forward when op(A) is lower; T is op(A) (lower) or op(A)^T (upper).
-template <typename T>
-void launch_trsm_block_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch,
-                            int64_t k, const TrsmView& v, cudaStream_t stream) {
-  launch_block_impl(A, a_stride, B, X, batch, k, v.n, v.rs, v.cs,
-                    v.rev ? kBlockUpper : kBlockLower, v.rev ? !v.trans : v.trans, v.unit,
-                    stream);
-}
-
-// potrs: v1 is the forward pass (op1 lower), v2 its transpose, so T = op1 for both.
-template <typename T>
-void launch_potrs_block_impl(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch,
-                             int64_t k, const TrsmView& v1, const TrsmView& v2,
-                             cudaStream_t stream) {
-  TORCH_CHECK(!v1.rev && v2.rev && v1.trans != v2.trans && !v1.unit && !v2.unit,
-              "batchchol: unexpected potrs views");
-  launch_block_impl(L, l_stride, B, X, batch, k, v1.n, v1.rs, v1.cs, kBlockPotrs, v1.trans,
-                    false, stream);
-}
-
 // The entry points of trsm_block_launch.h for one dtype; each instantiation unit
 // (trsm_block_f32.cu, trsm_block_f64.cu) expands it once, inside namespace batchchol::cuda.
-#define BATCHCHOL_DEFINE_BLOCK(T)                                                           \
-  void launch_trsm_block(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch,     \
-                         int64_t k, const TrsmView& v, cudaStream_t stream) {               \
-    launch_trsm_block_impl(A, a_stride, B, X, batch, k, v, stream);                         \
-  }                                                                                         \
-  void launch_potrs_block(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch,    \
-                          int64_t k, const TrsmView& v1, const TrsmView& v2,                \
-                          cudaStream_t stream) {                                            \
-    launch_potrs_block_impl(L, l_stride, B, X, batch, k, v1, v2, stream);                   \
+#define BATCHCHOL_DEFINE_BLOCK(T)                                                        \
+  void launch_trsm_block(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch,  \
+      int64_t k, const TrsmView& v, cudaStream_t stream) {                               \
+    launch_block_impl(A, a_stride, B, X, batch, k, v, trsm_triangle_plan(v), stream);    \
+  }                                                                                      \
+  void launch_potrs_block(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch, \
+      int64_t k, const TrsmView& v1, const TrsmView& v2, cudaStream_t stream) {          \
+    launch_block_impl(L, l_stride, B, X, batch, k, v1, potrs_triangle_plan(v1, v2),      \
+      stream);                                                                           \
   }
 
 }  // namespace cuda

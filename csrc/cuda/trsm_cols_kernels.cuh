@@ -20,6 +20,7 @@
 #include "cuda/trsm_cols_device.cuh"
 #include "cuda/trsm_cols_launch.h"
 #include "cuda/trsm_device.cuh"
+#include "cuda/trsm_triangle_plan.h"
 
 namespace batchchol {
 namespace cuda {
@@ -27,8 +28,6 @@ namespace cuda {
 constexpr int kColsWarps = 4;
 // Shared memory per warp, which bounds the systems per warp: two float64 32 x 32 slots.
 constexpr int kColsSmemPerWarp = 17 * 1024;
-
-enum ColsMode { kColsLower = 0, kColsUpper = 1, kColsPotrs = 2 };
 
 struct ColsParams {
   int64_t units;     // (system, column group) pairs
@@ -44,7 +43,7 @@ struct ColsParams {
   bool unit;
 };
 
-template <typename T, int N, int Mode>
+template <typename T, int N, int Solve>
 __global__ void __launch_bounds__(kColsWarps * 32)
     trsm_cols_kernel(const T* __restrict__ A, const T* B, T* X, ColsParams p) {
   extern __shared__ __align__(16) unsigned char cols_smem_raw[];
@@ -90,21 +89,21 @@ __global__ void __launch_bounds__(kColsWarps * 32)
     __syncwarp();
     cols_invert_diagonals<T, N>(wsm, p.slots, n, p.unit, lane);
     __syncwarp();
-    if constexpr (Mode != kColsUpper) {
+    if constexpr (Solve != kTriBackward) {
       if (p.orient) {
         cols_lower<T, N, true>(tile, x);
       } else {
         cols_lower<T, N, false>(tile, x);
       }
     }
-    if constexpr (Mode == kColsPotrs) {
+    if constexpr (Solve == kTriPotrs) {
       // The padded entries of a forward result may be non-finite; the backward pass
       // starts with them, so they must be zero again.
 #pragma unroll
       for (int i = 0; i < N; ++i)
         if (i >= n) x[i] = T(0);
     }
-    if constexpr (Mode != kColsLower) {
+    if constexpr (Solve != kTriForward) {
       if (p.orient) {
         cols_upper<T, N, true>(tile, x);
       } else {
@@ -128,22 +127,22 @@ inline void with_cols_order(int64_t n, F&& f) {
   f(std::integral_constant<int, 32>{});
 }
 
-// mode: kColsLower / kColsUpper with orient for trsm; kColsPotrs solves T then T^T.
+// The solves of `plan` (trsm_triangle_plan.h) with v's order and strides.
 template <typename T>
 void launch_cols_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch, int64_t k,
-                      int n, int64_t rs, int64_t cs, int mode, bool orient, bool unit,
-                      cudaStream_t stream) {
+                      const TrsmView& v, TrianglePlan plan, cudaStream_t stream) {
+  const int n = v.n;
   TORCH_CHECK(n >= 1 && n <= kColsMaxOrder, "batchchol: column-per-lane solve needs n <= 32");
   TORCH_CHECK(k <= INT_MAX, "batchchol: too many right-hand sides");
   ColsParams p{};
   p.a_stride = a_stride;
   p.b_stride = int64_t(n) * k;
-  p.rs = rs;
-  p.cs = cs;
+  p.rs = v.rs;
+  p.cs = v.cs;
   p.k = int(k);
   p.n = n;
-  p.orient = orient;
-  p.unit = unit;
+  p.orient = plan.orient;
+  p.unit = plan.unit;
   while ((int64_t(1) << p.lanes_log2) < std::min<int64_t>(k, 32)) ++p.lanes_log2;
   const int lanes = 1 << p.lanes_log2;
   p.groups = int((k + lanes - 1) / lanes);
@@ -153,9 +152,9 @@ void launch_cols_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t ba
     const int fit = int(kColsSmemPerWarp / (cols_slot_elems<N>() * sizeof(T)));
     p.slots = 1;
     while (p.slots * 2 <= std::min(32 / lanes, fit)) p.slots *= 2;
-    auto kernel = mode == kColsLower   ? trsm_cols_kernel<T, N, kColsLower>
-                  : mode == kColsUpper ? trsm_cols_kernel<T, N, kColsUpper>
-                                       : trsm_cols_kernel<T, N, kColsPotrs>;
+    auto kernel = plan.solve == kTriForward    ? trsm_cols_kernel<T, N, kTriForward>
+                  : plan.solve == kTriBackward ? trsm_cols_kernel<T, N, kTriBackward>
+                                               : trsm_cols_kernel<T, N, kTriPotrs>;
     const size_t smem = size_t(kColsWarps) * p.slots * cols_slot_elems<N>() * sizeof(T);
     allow_dynamic_smem(kernel, smem);
     const int64_t needed = (p.units + int64_t(kColsWarps) * p.slots - 1) /
@@ -166,37 +165,17 @@ void launch_cols_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t ba
   });
 }
 
-// trsm with the canonical view of trsm_view: the physical matrix op(A) is lower when
-// the view runs forward, and T is op(A) (lower) or op(A)^T (upper).
-template <typename T>
-void launch_trsm_cols_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch,
-                           int64_t k, const TrsmView& v, cudaStream_t stream) {
-  launch_cols_impl(A, a_stride, B, X, batch, k, v.n, v.rs, v.cs,
-                   v.rev ? kColsUpper : kColsLower, v.rev ? !v.trans : v.trans, v.unit, stream);
-}
-
-// potrs: v1 is the forward pass (op1 lower), v2 its transpose, so T = op1 for both.
-template <typename T>
-void launch_potrs_cols_impl(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch,
-                            int64_t k, const TrsmView& v1, const TrsmView& v2,
-                            cudaStream_t stream) {
-  TORCH_CHECK(!v1.rev && v2.rev && v1.trans != v2.trans && !v1.unit && !v2.unit,
-              "batchchol: unexpected potrs views");
-  launch_cols_impl(L, l_stride, B, X, batch, k, v1.n, v1.rs, v1.cs, kColsPotrs, v1.trans,
-                   false, stream);
-}
-
 // The entry points of trsm_cols_launch.h for one dtype; each instantiation unit
 // (trsm_cols_f32.cu, trsm_cols_f64.cu) expands it once, inside namespace batchchol::cuda.
-#define BATCHCHOL_DEFINE_COLS(T)                                                            \
-  void launch_trsm_cols(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch,      \
-                        int64_t k, const TrsmView& v, cudaStream_t stream) {                \
-    launch_trsm_cols_impl(A, a_stride, B, X, batch, k, v, stream);                          \
-  }                                                                                         \
-  void launch_potrs_cols(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch,     \
-                         int64_t k, const TrsmView& v1, const TrsmView& v2,                 \
-                         cudaStream_t stream) {                                             \
-    launch_potrs_cols_impl(L, l_stride, B, X, batch, k, v1, v2, stream);                    \
+#define BATCHCHOL_DEFINE_COLS(T)                                                        \
+  void launch_trsm_cols(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch,  \
+      int64_t k, const TrsmView& v, cudaStream_t stream) {                              \
+    launch_cols_impl(A, a_stride, B, X, batch, k, v, trsm_triangle_plan(v), stream);    \
+  }                                                                                     \
+  void launch_potrs_cols(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch, \
+      int64_t k, const TrsmView& v1, const TrsmView& v2, cudaStream_t stream) {         \
+    launch_cols_impl(L, l_stride, B, X, batch, k, v1, potrs_triangle_plan(v1, v2),      \
+      stream);                                                                          \
   }
 
 }  // namespace cuda
