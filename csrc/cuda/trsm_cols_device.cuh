@@ -15,7 +15,7 @@
 // triangular T:  T(p, q) = Ms[p * LD + q] (orientation 0) or Ms[q * LD + p] (1).
 //   cols_lower solves T x = b (forward), cols_upper solves T^T x = b (backward),
 // which covers every flag combination: the launcher picks the orientation and which
-// solve (trsm_cols_kernels.cuh). Rows and columns n..N-1 of a slot stay zero and
+// solve (trsm_triangle_plan.h). Rows and columns n..N-1 of a slot stay zero and
 // their reciprocals 1, so the padded entries of x never change the real ones.
 #pragma once
 
