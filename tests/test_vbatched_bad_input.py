@@ -151,19 +151,31 @@ def test_device_checks_agree_with_host_checks(device, seed):
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("layout", ["packed", "packed-with-clashes", "shuffled", "holes"])
+@pytest.mark.parametrize("layout", ["packed", "packed-with-clashes", "shuffled", "holes",
+                                    "dead-runs", "dead-runs-with-clash"])
 @pytest.mark.parametrize("count", [1, 300, 5000, 70_000])
 def test_cuda_status_kernels_agree_with_tensor_ops(layout, count):
-    # CUDA metadata is checked by dedicated kernels (one pass when the blocks are in
-    # offset order, a pairwise pass when not; more than 65,536 blocks take the sorting
-    # tensor ops). The CPU run of batchchol._ragged_status is those tensor ops: the codes
-    # must be the same, block for block, for both operands.
+    # CUDA metadata is checked by dedicated kernels (each live block against the nearest
+    # earlier live one, across any run of empty or invalid blocks; a pairwise pass when
+    # some block fails; more than 65,536 blocks take the sorting tensor ops). The CPU
+    # run of batchchol._ragged_status is those tensor ops: the codes must be the same,
+    # block for block, for both operands.
     g = torch.Generator().manual_seed(count)
     n = torch.randint(0, 9, (count,), generator=g)
+    runs = []
+    if layout.startswith("dead-runs"):
+        # Runs of empty and invalid blocks, some longer than a thread block of the
+        # status kernel (256), between live ones.
+        step = max(3, count // 3)
+        for start in range(count // 7, count, step):
+            run = min(count - start, 1 + int(torch.randint(0, min(700, step - 2), (1,), generator=g)))
+            n[start:start + run] = torch.where(torch.rand(run, generator=g) < 0.8, 0, -1)
+            runs.append((start, start + run))
     k = 3
-    off = torch.cat([torch.zeros(1, dtype=torch.int64), (n * n).cumsum(0)[:-1]])
-    b_off = torch.cat([torch.zeros(1, dtype=torch.int64), (n * k).cumsum(0)[:-1]])
-    numel, b_numel = int((n * n).sum()), int((n * k).sum())
+    ext = n.clamp_min(0)
+    off = torch.cat([torch.zeros(1, dtype=torch.int64), (ext * ext).cumsum(0)[:-1]])
+    b_off = torch.cat([torch.zeros(1, dtype=torch.int64), (ext * k).cumsum(0)[:-1]])
+    numel, b_numel = int((ext * ext).sum()), int((ext * k).sum())
     if layout == "packed-with-clashes":
         hit = torch.randint(0, count, (max(1, count // 50),), generator=g)
         off[hit] = (off[hit] - 1).clamp_min(0)
@@ -172,6 +184,17 @@ def test_cuda_status_kernels_agree_with_tensor_ops(layout, count):
     elif layout == "shuffled":
         perm = torch.randperm(count, generator=g)
         off, b_off = off[perm], b_off[perm]  # sizes stay: blocks overlap where extents differ
+    elif layout == "dead-runs-with-clash":
+        # The first live block after a run starts where the last live block before
+        # it starts.
+        for lo, hi in runs:
+            after = hi + int((n[hi:] > 0).int().argmax()) if hi < count else count
+            before = (n[:lo] > 0).nonzero().view(-1)
+            if after < count and n[after] > 0 and len(before):
+                off[after], b_off[after] = off[before[-1]], b_off[before[-1]]
+                break
+        else:
+            assert count < 10, "no clash placed"
     elif layout == "holes":
         off, b_off = off * 2, b_off * 2
         numel, b_numel = 2 * numel + 1, 2 * b_numel + 1

@@ -190,13 +190,17 @@ TensorStatus tensor_status(const at::Tensor& sizes, const at::Tensor& offsets, i
   // CUDA metadata: the same codes from a few kernels (ragged_status_cuda.cu).
   if (sizes.is_cuda() && sizes.size(0) <= cuda::kRaggedFastStatusMax) {
     ts.off = offsets.to(sizes.device());
-    ts.status = cuda::block_status_cuda(sizes, ts.off, kSizeN, kSizeN, numel, limit,
-                                        kMatrixOutOfRange, kMatrixOverlap, &ts.nc);
+    cuda::BlockStatus a = cuda::block_status_cuda(sizes, ts.off, kSizeN, kSizeN, numel, limit,
+                                                  kMatrixOutOfRange, kMatrixOverlap, true);
+    ts.nc = a.clamped;
+    ts.status = a.status;
     if (b_offsets) {
       ts.b_off = b_offsets->to(sizes.device());
-      ts.b_status = cuda::block_status_cuda(sizes, ts.b_off, b_shape.rows, b_shape.cols, b_numel,
-                                            limit, kRhsOutOfRange, kRhsOverlap);
-      ts.status = first_nonzero(ts.status, ts.b_status);
+      cuda::BlockStatus b =
+          cuda::block_status_cuda(sizes, ts.b_off, b_shape.rows, b_shape.cols, b_numel, limit,
+                                  kRhsOutOfRange, kRhsOverlap, false, a.status);
+      ts.b_status = b.status;
+      ts.status = b.merged;
     }
     return ts;
   }
@@ -232,6 +236,9 @@ std::tuple<at::Tensor, at::Tensor> ragged_status_op(const at::Tensor& n, const a
                                                     c10::optional<int64_t> max_n) {
   const TensorStatus ts = tensor_status(n, offsets, numel, &b_offsets, rhs_block_shape(k, true),
                                         b_numel, max_n.value_or(kMaxSize));
+  // The CUDA kernels put both statuses in slices of one buffer; the op's outputs are
+  // tensors of their own (no aliasing, no storage offset, as its fake kernel says).
+  if (ts.b_status.is_alias_of(ts.status)) return {ts.status.clone(), ts.b_status.clone()};
   return {ts.status, ts.b_status};
 }
 

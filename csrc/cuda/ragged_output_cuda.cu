@@ -62,7 +62,10 @@ at::Tensor ragged_matrix_output(const at::Tensor& values, const RaggedBatch& rb)
   if (numel == 0) return out;
   if (rb.count == 0) return out.zero_();
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  at::Tensor flag = at::zeros({1}, values.options().dtype(at::kInt));
+  // A memset rather than at::zeros, whose fill goes through TensorIterator's launch path
+  // (host time is most of a small ragged call).
+  at::Tensor flag = at::empty({1}, values.options().dtype(at::kInt));
+  C10_CUDA_CHECK(cudaMemsetAsync(flag.mutable_data_ptr<int>(), 0, sizeof(int), stream));
   const int* status = rb.status.defined() ? rb.status.const_data_ptr<int>() : nullptr;
   const unsigned all_blocks = static_cast<unsigned>(std::min<int64_t>(
       ceil_div(numel, kZeroThreads), 8 * at::cuda::getCurrentDeviceProperties()->multiProcessorCount));

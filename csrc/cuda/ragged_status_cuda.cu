@@ -1,19 +1,23 @@
-// Device-side validation of ragged metadata (common/ragged.h) in a few kernels.
+// Device-side validation of ragged metadata (common/ragged.h) in two launches per
+// operand, without a scan and without a memset.
 //
 // The tensor-op version in ragged.cpp (sort by offset, gathers, a cummax, scatters: about
-// 35 launches per operand) cost ~0.6 ms per call on an H100 and dominated the ragged ops
-// for small matrices. Here: one kernel for the size and range checks, one scan (the
-// running maxima of earlier blocks' starts and ends), one kernel for the overlap check.
-// That check is exact when the live blocks are in offset order (what packing produces);
-// it also raises a device flag when they are not, and a last kernel, which returns at
-// once while the flag is clear, then redoes the overlap check pairwise: O(count^2) only
-// for out-of-order batches, which is why this path serves at most kRaggedFastStatusMax
-// blocks (ragged.cpp keeps the sorting version beyond).
+// 35 launches per operand) cost ~0.6 ms per call on an H100. The first CUDA version
+// (range kernel, a cub scan of the running maxima, overlap kernel, pairwise kernel, a
+// memset: six GPU operations and five allocations) still spent more host time than
+// 5,000 small factorizations take on the GPU. Here each block looks back to the
+// nearest earlier live block and checks that it starts at or after that block's end.
+// When every live block passes, the live blocks are in offset order and disjoint, so
+// no overlap exists and the statuses are exact. When one fails, its thread block raises
+// its own flag (one word per thread block, always written: nothing to clear), and the
+// second kernel, which returns at once while every flag is clear, redoes the overlap
+// check pairwise: O(count^2) only for batches out of order or with overlaps, which is
+// why this path serves at most kRaggedFastStatusMax blocks (ragged.cpp sorts beyond).
+// The look-back crosses the dead blocks (empty or invalid) before a live one; each dead
+// block is crossed by at most one thread, so the work stays O(count).
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
-
-#include <cub/device/device_scan.cuh>
 
 #include <climits>
 #include <cstdint>
@@ -29,138 +33,168 @@ namespace {
 
 constexpr int kStatusThreads = 256;
 
-// A live block's [start, end); a dead one (empty, or already invalid) has both INT64_MIN,
-// so that it never raises a running maximum.
-struct alignas(16) Span {
+// What the metadata says of one block: its status before the overlap check and, when
+// it is live (valid and not empty), the elements [start, end) it covers.
+struct BlockSpan {
+  int32_t pre;
+  bool live;
   int64_t start, end;
 };
 
-struct SpanMax {
-  __device__ __forceinline__ Span operator()(const Span& a, const Span& b) const {
-    return {a.start > b.start ? a.start : b.start, a.end > b.end ? a.end : b.end};
-  }
+struct StatusArgs {
+  int64_t count, rows, cols, numel, limit;
+  int32_t range_code, overlap_code;
 };
 
 template <typename IdxT>
-__global__ void __launch_bounds__(kStatusThreads)
-    block_range_kernel(const IdxT* __restrict__ n, const int64_t* __restrict__ off, int64_t count,
-                       int64_t rows, int64_t cols, int64_t numel, int64_t limit,
-                       int32_t range_code, int32_t* __restrict__ pre, Span* __restrict__ span,
-                       int32_t* __restrict__ clamped) {
-  const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
-  if (i >= count) return;
+__device__ __forceinline__ BlockSpan block_span(const IdxT* __restrict__ n,
+                                                const int64_t* __restrict__ off,
+                                                const StatusArgs& a, int64_t i) {
   const int64_t ni = n[i];
-  int32_t st = 0;
-  int64_t ext = 0, o = 0;
+  BlockSpan s{0, false, 0, 0};
   if (ni < 0) {
-    st = kNegativeSize;
-  } else if (ni > limit) {
-    st = kSizeAboveMaxN;
+    s.pre = kNegativeSize;
+  } else if (ni > a.limit) {
+    s.pre = kSizeAboveMaxN;
   } else {
-    ext = (rows == kSizeN ? ni : rows) * (cols == kSizeN ? ni : cols);  // < 2^62
-    o = off[i];
-    if (o < 0 || ext > numel || o > numel - ext) st = range_code;
-  }
-  pre[i] = st;
-  const bool live = st == 0 && ext > 0;
-  span[i] = live ? Span{o, o + ext} : Span{INT64_MIN, INT64_MIN};
-  if (clamped) clamped[i] = int32_t(ni < 0 ? 0 : (ni > limit ? limit : ni));
-}
-
-// before[i]: the maxima over the blocks j < i. A live block overlaps when it starts
-// before an earlier block ends; it is out of order when it starts before an earlier one.
-__global__ void __launch_bounds__(kStatusThreads)
-    block_overlap_kernel(const int32_t* __restrict__ pre, const Span* __restrict__ span,
-                         const Span* __restrict__ before, int64_t count, int32_t overlap_code,
-                         int32_t* __restrict__ unordered, int32_t* __restrict__ status) {
-  const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
-  if (i >= count) return;
-  const Span s = span[i];
-  int32_t st = pre[i];
-  if (s.end != INT64_MIN) {
-    if (s.start < before[i].start) *unordered = 1;  // every writer writes 1: no atomics
-    if (s.start < before[i].end) st = overlap_code;
-  }
-  status[i] = st;
-}
-
-// The overlap check of the sorted sweep, pairwise: block i overlaps when a live block
-// that comes before it in (start, index) order ends after i starts.
-__global__ void __launch_bounds__(kStatusThreads)
-    block_overlap_pairwise_kernel(const Span* __restrict__ span, int64_t count,
-                                  int32_t overlap_code, const int32_t* __restrict__ unordered,
-                                  int32_t* __restrict__ status) {
-  if (*unordered == 0) return;
-  __shared__ Span tile[kStatusThreads];
-  const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
-  const Span s = i < count ? span[i] : Span{INT64_MIN, INT64_MIN};
-  bool clash = false;
-  for (int64_t j0 = 0; j0 < count; j0 += kStatusThreads) {
-    __syncthreads();
-    const int64_t jl = j0 + threadIdx.x;
-    tile[threadIdx.x] = jl < count ? span[jl] : Span{INT64_MIN, INT64_MIN};
-    __syncthreads();
-    const int m = count - j0 < kStatusThreads ? int(count - j0) : kStatusThreads;
-    for (int t = 0; t < m; ++t) {
-      const Span o = tile[t];
-      const int64_t j = j0 + t;
-      clash |= o.end != INT64_MIN && (o.start < s.start || (o.start == s.start && j < i)) &&
-               o.end > s.start;
+    const int64_t ext = (a.rows == kSizeN ? ni : a.rows) * (a.cols == kSizeN ? ni : a.cols);
+    const int64_t o = off[i];  // < 2^62 above
+    if (o < 0 || ext > a.numel || o > a.numel - ext) {
+      s.pre = a.range_code;
+    } else if (ext > 0) {
+      s.live = true;
+      s.start = o;
+      s.end = o + ext;
     }
   }
-  if (i < count && s.end != INT64_MIN) status[i] = clash ? overlap_code : 0;
+  return s;
+}
+
+// status[i]: the block's code, 0 for a live block (exact unless its thread block raised
+// flags[blockIdx.x]); merged[i] (with prior): prior[i] where that is non-zero, else
+// status[i] (the first failing operand's code, as ragged.cpp's tensor version).
+template <typename IdxT>
+__global__ void __launch_bounds__(kStatusThreads)
+    block_status_kernel(const IdxT* __restrict__ n, const int64_t* __restrict__ off,
+                        StatusArgs a, int32_t* __restrict__ status,
+                        int32_t* __restrict__ clamped, int32_t* __restrict__ flags,
+                        const int32_t* __restrict__ prior, int32_t* __restrict__ merged) {
+  const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
+  bool irregular = false;
+  if (i < a.count) {
+    const BlockSpan s = block_span(n, off, a, i);
+    if (s.live) {
+      for (int64_t j = i - 1; j >= 0; --j) {
+        const BlockSpan p = block_span(n, off, a, j);
+        if (p.live) {
+          irregular = s.start < p.end;
+          break;
+        }
+      }
+    }
+    status[i] = s.pre;
+    if (merged) merged[i] = prior[i] != 0 ? prior[i] : s.pre;
+    if (clamped) {
+      const int64_t ni = n[i];
+      clamped[i] = int32_t(ni < 0 ? 0 : (ni > a.limit ? a.limit : ni));
+    }
+  }
+  irregular = __syncthreads_or(irregular);
+  if (threadIdx.x == 0) flags[blockIdx.x] = irregular ? 1 : 0;
+}
+
+// The exact overlap check, pairwise, when some thread block raised its flag: block i
+// overlaps when a live block that comes before it in (start, index) order ends after i
+// starts (the order of ragged.cpp's sorted sweep).
+template <typename IdxT>
+__global__ void __launch_bounds__(kStatusThreads)
+    block_overlap_pairwise_kernel(const IdxT* __restrict__ n, const int64_t* __restrict__ off,
+                                  StatusArgs a, const int32_t* __restrict__ flags, int nflags,
+                                  int32_t* __restrict__ status, const int32_t* __restrict__ prior,
+                                  int32_t* __restrict__ merged) {
+  bool raised = false;
+  for (int f = threadIdx.x; f < nflags; f += kStatusThreads) raised |= flags[f] != 0;
+  if (!__syncthreads_or(raised)) return;
+  __shared__ int64_t tile_start[kStatusThreads], tile_end[kStatusThreads];
+  const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
+  const BlockSpan s = i < a.count ? block_span(n, off, a, i) : BlockSpan{0, false, 0, 0};
+  bool clash = false;
+  for (int64_t j0 = 0; j0 < a.count; j0 += kStatusThreads) {
+    __syncthreads();
+    const int64_t jl = j0 + threadIdx.x;
+    const BlockSpan t = jl < a.count ? block_span(n, off, a, jl) : BlockSpan{0, false, 0, 0};
+    tile_start[threadIdx.x] = t.live ? t.start : INT64_MIN;
+    tile_end[threadIdx.x] = t.live ? t.end : INT64_MIN;
+    __syncthreads();
+    const int m = a.count - j0 < kStatusThreads ? int(a.count - j0) : kStatusThreads;
+    for (int u = 0; u < m; ++u) {
+      const int64_t os = tile_start[u], oe = tile_end[u];
+      clash |= oe != INT64_MIN && (os < s.start || (os == s.start && j0 + u < i)) &&
+               oe > s.start;
+    }
+  }
+  if (s.live) {
+    const int32_t st = clash ? a.overlap_code : 0;
+    status[i] = st;
+    if (merged) merged[i] = prior[i] != 0 ? prior[i] : st;
+  }
+}
+
+template <typename IdxT>
+void launch_status(const at::Tensor& n, const at::Tensor& off, const StatusArgs& a,
+                   int32_t* status, int32_t* clamped, int32_t* flags, const int32_t* prior,
+                   int32_t* merged, cudaStream_t stream) {
+  const unsigned blocks = ceil_div(a.count, kStatusThreads);
+  const IdxT* np = n.const_data_ptr<IdxT>();
+  const int64_t* op = off.const_data_ptr<int64_t>();
+  block_status_kernel<IdxT><<<blocks, kStatusThreads, 0, stream>>>(np, op, a, status, clamped,
+                                                                    flags, prior, merged);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  block_overlap_pairwise_kernel<IdxT><<<blocks, kStatusThreads, 0, stream>>>(
+      np, op, a, flags, static_cast<int>(blocks), status, prior, merged);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 }  // namespace
 
-at::Tensor block_status_cuda(const at::Tensor& sizes, const at::Tensor& offsets, int64_t rows,
-                             int64_t cols, int64_t numel, int64_t limit, int32_t range_code,
-                             int32_t overlap_code, at::Tensor* clamped_sizes) {
+BlockStatus block_status_cuda(const at::Tensor& sizes, const at::Tensor& offsets, int64_t rows,
+                              int64_t cols, int64_t numel, int64_t limit, int32_t range_code,
+                              int32_t overlap_code, bool want_clamped, const at::Tensor& prior) {
   const int64_t count = sizes.size(0);
   TORCH_CHECK(count <= kRaggedFastStatusMax, "batchchol: too many blocks for block_status_cuda");
-  const auto opts = sizes.options();
-  at::Tensor status = at::empty({count}, opts.dtype(at::kInt));
-  if (clamped_sizes) *clamped_sizes = at::empty({count}, opts.dtype(at::kInt));
-  if (count == 0) return status;
+  TORCH_CHECK(!prior.defined() || (prior.scalar_type() == at::kInt && prior.is_contiguous() &&
+                                   prior.numel() == count),
+              "batchchol: block_status_cuda: bad prior status");
+  const int64_t nflags = ceil_div(count, kStatusThreads);
+  // One allocation: status, merged, clamped sizes, the thread blocks' flags.
+  const int64_t parts = 1 + (prior.defined() ? 1 : 0) + (want_clamped ? 1 : 0);
+  at::Tensor buf = at::empty({parts * count + nflags}, sizes.options().dtype(at::kInt));
+  BlockStatus out;
+  int64_t at_ = 0;
+  const auto take = [&](int64_t len) {
+    at::Tensor t = buf.narrow(0, at_, len);
+    at_ += len;
+    return t;
+  };
+  out.status = take(count);
+  if (prior.defined()) out.merged = take(count);
+  if (want_clamped) out.clamped = take(count);
+  if (count == 0) return out;
+  int32_t* flags = buf.mutable_data_ptr<int32_t>() + parts * count;
   const at::Tensor n = sizes.contiguous();
   const at::Tensor off = offsets.contiguous();
-  at::Tensor pre = at::empty({count}, opts.dtype(at::kInt));
-  // Spans, their exclusive running maxima, and the out-of-order flag, in one buffer.
-  at::Tensor work = at::empty({int64_t(2 * count * sizeof(Span) + 16)}, opts.dtype(at::kByte));
-  Span* span = reinterpret_cast<Span*>(work.data_ptr());
-  Span* before = span + count;
-  int32_t* unordered = reinterpret_cast<int32_t*>(before + count);
+  const StatusArgs a{count, rows, cols, numel, limit, range_code, overlap_code};
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  C10_CUDA_CHECK(cudaMemsetAsync(unordered, 0, sizeof(int32_t), stream));
-  const unsigned blocks = ceil_div(count, kStatusThreads);
-  int32_t* clamped = clamped_sizes ? clamped_sizes->data_ptr<int32_t>() : nullptr;
+  int32_t* status = out.status.mutable_data_ptr<int32_t>();
+  int32_t* clamped = want_clamped ? out.clamped.mutable_data_ptr<int32_t>() : nullptr;
+  const int32_t* pr = prior.defined() ? prior.const_data_ptr<int32_t>() : nullptr;
+  int32_t* merged = prior.defined() ? out.merged.mutable_data_ptr<int32_t>() : nullptr;
   if (n.scalar_type() == at::kInt) {
-    block_range_kernel<<<blocks, kStatusThreads, 0, stream>>>(
-        n.const_data_ptr<int32_t>(), off.const_data_ptr<int64_t>(), count, rows, cols, numel,
-        limit, range_code, pre.data_ptr<int32_t>(), span, clamped);
+    launch_status<int32_t>(n, off, a, status, clamped, flags, pr, merged, stream);
   } else {
-    block_range_kernel<<<blocks, kStatusThreads, 0, stream>>>(
-        n.const_data_ptr<int64_t>(), off.const_data_ptr<int64_t>(), count, rows, cols, numel,
-        limit, range_code, pre.data_ptr<int32_t>(), span, clamped);
+    launch_status<int64_t>(n, off, a, status, clamped, flags, pr, merged, stream);
   }
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-
-  const Span init{INT64_MIN, INT64_MIN};
-  size_t temp_bytes = 0;
-  C10_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(nullptr, temp_bytes, span, before, SpanMax{},
-                                                init, int(count), stream));
-  at::Tensor temp = at::empty({int64_t(temp_bytes) + 1}, opts.dtype(at::kByte));
-  C10_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(temp.data_ptr(), temp_bytes, span, before,
-                                                SpanMax{}, init, int(count), stream));
-
-  block_overlap_kernel<<<blocks, kStatusThreads, 0, stream>>>(
-      pre.const_data_ptr<int32_t>(), span, before, count, overlap_code, unordered,
-      status.data_ptr<int32_t>());
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  block_overlap_pairwise_kernel<<<blocks, kStatusThreads, 0, stream>>>(
-      span, count, overlap_code, unordered, status.data_ptr<int32_t>());
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return status;
+  return out;
 }
 
 }  // namespace cuda
