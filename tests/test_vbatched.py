@@ -155,6 +155,28 @@ def test_potrf_vbatched_cuda_many(monkeypatch, family, dtype, upper):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("family", ["tile", "tile-one", "binned"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_potrf_vbatched_cuda_streams_agree(monkeypatch, family, dtype):
+    # The binned and tile dispatches spread their launches over several streams
+    # (BATCHCHOL_RAGGED_STREAMS): the same bits as on one stream, and outputs that the
+    # caller's stream can use at once (read here before any synchronize).
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
+    sizes, offsets, values, groups, expect = _many_sizes_case(dtype)
+    out = {}
+    for width in ("1", "2", "3", "4"):
+        monkeypatch.setenv("BATCHCHOL_RAGGED_STREAMS", width)
+        L, info = ops.potrf_vbatched(values, sizes.cuda(), offsets.cuda(), 229, False)
+        out[width] = (L.clone(), info.clone())
+    _check_many_sizes(*out["3"], groups, expect, False)
+    for width, (L, info) in out.items():
+        assert torch.equal(info, out["1"][1]), width
+        # Bit for bit; the failed factorizations hold NaN.
+        torch.testing.assert_close(L, out["1"][0], rtol=0, atol=0, equal_nan=True,
+                                   msg=f"{width} streams")
+
+
+@pytest.mark.cuda
 @pytest.mark.parametrize("tile_hi", ["64", "40", "0"])
 @pytest.mark.parametrize("upper", [False, True])
 def test_potrf_vbatched_cuda_tile_share_switch(monkeypatch, tile_hi, upper):
@@ -426,20 +448,29 @@ def test_int32_sizes_and_max_n(device):
 
 
 @pytest.mark.cuda
-def test_cuda_graph_capture_with_device_metadata():
-    c = RaggedCase(SIZE_SETS["small"], torch.float32, "cuda")
+@pytest.mark.parametrize("sizes,dtype", [("small", torch.float32), ("tiles", torch.float32),
+                                         ("tiles", torch.float64)])
+def test_cuda_graph_capture_with_device_metadata(sizes, dtype):
+    # "tiles" (max_n 321) takes the tile or binned dispatch, whose launches go over
+    # several streams: the fork and joins must be captured into the graph.
+    c = RaggedCase(SIZE_SETS[sizes], dtype, "cuda")
+    max_n = max(SIZE_SETS[sizes])
     n_d, off_d = c.meta(on_device=True)
     blocks, B, b_off = c.rhs(1)
     b_off = b_off.cuda()
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):  # warm-up outside the graph
-        ops.posv_vbatched(c.A, n_d, off_d, B, b_off, 1, 32, False)
+        ops.posv_vbatched(c.A, n_d, off_d, B, b_off, 1, max_n, False)
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
-        X, L, info = ops.posv_vbatched(c.A, n_d, off_d, B, b_off, 1, 32, False)
+        X, L, info = ops.posv_vbatched(c.A, n_d, off_d, B, b_off, 1, max_n, False)
+    X.zero_()
+    L.zero_()
     g.replay()
     torch.cuda.synchronize()
-    ref = ops.posv_vbatched(c.A, c.n, c.offsets, B, b_off.cpu(), 1, 32, False)[0]
-    torch.testing.assert_close(X, ref)
+    ref = ops.posv_vbatched(c.A, c.n, c.offsets, B, b_off.cpu(), 1, max_n, False)
+    torch.testing.assert_close(X, ref[0])
+    torch.testing.assert_close(L, ref[1])
+    assert torch.equal(info, ref[2])

@@ -14,12 +14,17 @@ import torch_batchchol as tb
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--ragged-only", action="store_true", help="only the vbatched ops")
     args = ap.parse_args()
     ops = torch.ops.batchchol
     sizes = [1, 3, 4, 8, 16, 17, 32, 33, 48, 64, 65, 100, 128, 200, 300] if not args.quick else [3, 17, 32, 40, 64, 100, 200]
     dtypes = [torch.float32, torch.float64, torch.complex64, torch.complex128]
     if args.quick:
         dtypes = [torch.float32, torch.complex128]
+    if args.ragged_only:
+        ragged_workload(dtypes, args.quick)
+        print("sanitize workload done")
+        return
     for dtype in dtypes:
         for n in sizes:
             X = torch.randn(3, n, n, dtype=dtype, device="cuda")
@@ -135,6 +140,12 @@ def ragged_workload(dtypes, quick):
         bad_off = r.offsets.clone()
         bad_off[2] = r.values.numel() - 3
         ops.posv_vbatched(r.values, bad_n.cuda(), bad_off.cuda(), b, boff.cuda(), k, 140, False)
+        # Valid blocks out of offset order, and two blocks that overlap: the status
+        # kernels' pairwise pass and the output's grid-wide clear.
+        ops.potrf_vbatched(r.values, r.n.flip(0).cuda(), r.offsets.flip(0).cuda(), 140, False)
+        clash = r.offsets.clone()
+        clash[3] = clash[2]
+        ops.posv_vbatched(r.values, r.n.cuda(), clash.cuda(), b, boff.cuda(), k, 140, False)
         x = ops._gemm_vbatched(r.values, r.offsets.cuda(), -1, -1, True, r.values, r.offsets.cuda(),
                                -1, -1, False, r.n.cuda(), r.offsets.cuda(), r.values.numel())
         ops._tri_vbatched(x, r.n.cuda(), r.offsets.cuda(), 2)

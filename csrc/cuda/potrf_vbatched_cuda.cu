@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include "common/ops_vbatched.h"
 #include "common/ragged.h"
@@ -38,6 +39,7 @@
 #include "cuda/potrf_ragged_kernels.cuh"
 #include "cuda/ragged_bins.h"
 #include "cuda/ragged_launch.h"
+#include "cuda/stream_fanout.h"
 #include "cuda/tile_launch.h"
 #include "cuda/warp_chol_launch.h"
 #include "cuda/wide_launch.h"
@@ -52,6 +54,9 @@ constexpr const char* kRaggedKernelNames[] = {"warp",   "registers", "shared", "
                                               "lazy",   "binned",    "tile",   "tile-one"};
 constexpr int kRaggedKernelCount = 8;
 constexpr int kSmallBin = 32;  // the registers and warp kernels' largest n
+// Streams over which the launches of the binned and tile dispatches go
+// (stream_fanout.h; BATCHCHOL_RAGGED_STREAMS overrides).
+constexpr int kRaggedStreams = 3;
 
 // Whether the warp family serves T up to kSmallBin (float32 and float64).
 template <typename T>
@@ -146,6 +151,29 @@ void launch_registers_bins(const T* A, T* L, int* info, int64_t count, RaggedLay
   launch_registers_ragged<T, kSmallBin>(A, L, info, count, lay, upper, stream);
 }
 
+// The wide and tile groups of sg (none when sg.groups = 0), largest sizes first, as
+// launches first.. of `streams` (LaunchStreams::pole_first).
+template <typename T>
+void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
+                            const SizeGroups& sg, bool one, bool upper,
+                            const LaunchStreams& streams, int& next) {
+  if (sg.groups == 0) return;
+  // Groups g_wide.. have at most wide_max_n<T>() / 32 tiles per side.
+  const int g_wide = std::max(0, sg.nt_hi - wide_max_n<T>() / kPanel);
+  if (g_wide > 0 && one) {
+    launch_potrf_tile_groups(A, L, info, rb, sg, 0, g_wide - 1, upper,
+                             tile_warps<T>(kPanel * sg.nt_hi), streams.pole_first(next++));
+  } else {
+    for (int g = 0; g < g_wide; ++g) {
+      launch_potrf_tile_groups(A, L, info, rb, sg, g, g, upper,
+                               tile_warps<T>(kPanel * (sg.nt_hi - g)),
+                               streams.pole_first(next++));
+    }
+  }
+  for (int g = g_wide; g < sg.groups; ++g)
+    launch_potrf_wide_group(A, L, info, rb, sg, g, upper, streams.pole_first(next++));
+}
+
 // The matrices of sizes 1..warp_hi (<= kSmallBin) and kSmallBin + 1 .. hi (none for
 // hi <= kSmallBin), grouped by size class on the device (warp_serves<T>() only): the
 // first to the warp family (three launches by order range); then groups of up to
@@ -153,27 +181,24 @@ void launch_registers_bins(const T* A, T* L, int* info, int64_t count, RaggedLay
 // float32 33..128; tile ran 2.7x slower at float64 n = 64), the others to the tile
 // family, one launch per group, or with `one` a single tile launch for all of its
 // groups. Also writes the info of the matrices of size 0 and of those with invalid
-// metadata.
-template <typename T>
+// metadata. With `tail`, the caller's launches for the sizes past hi (lazy blocked,
+// `tail(stream)`). Every launch touches its own matrices only, so they go over `width`
+// streams (stream_fanout.h), largest sizes first, the first alone on the caller's
+// stream: on one stream each launch waits for the tail of the one before, and the
+// small ones leave most of the GPU idle.
+template <typename T, typename Tail>
 void launch_size_groups(const T* A, T* L, int* info, const RaggedBatch& rb, int warp_hi, int hi,
-                        bool one, bool upper, cudaStream_t stream) {
+                        bool one, bool upper, int width, const Tail* tail) {
   if constexpr (warp_serves<T>()) {
+    // The grouping goes on the caller's stream, before the fork.
     const SizeGroups sg = group_by_size(rb, warp_hi, kSmallBin + 1, hi, info);
-    launch_potrf_warp_groups(A, L, info, rb, sg, upper, stream);
-    if (sg.groups == 0) return;
-    // Groups g_wide.. have at most wide_max_n<T>() / 32 tiles per side.
-    const int g_wide = std::max(0, sg.nt_hi - wide_max_n<T>() / kPanel);
-    for (int g = g_wide; g < sg.groups; ++g)
-      launch_potrf_wide_group(A, L, info, rb, sg, g, upper, stream);
-    if (g_wide == 0) return;
-    if (one) {
-      return launch_potrf_tile_groups(A, L, info, rb, sg, 0, g_wide - 1, upper,
-                                      tile_warps<T>(kPanel * sg.nt_hi), stream);
-    }
-    for (int g = 0; g < g_wide; ++g) {
-      launch_potrf_tile_groups(A, L, info, rb, sg, g, g, upper,
-                               tile_warps<T>(kPanel * (sg.nt_hi - g)), stream);
-    }
+    const StreamFanout fan(width);
+    const LaunchStreams& streams = fan.streams();
+    int next = 0;
+    if (tail) (*tail)(streams.pole_first(next++));
+    launch_groups_of_sizes(A, L, info, rb, sg, one, upper, streams, next);
+    launch_potrf_warp_groups(A, L, info, rb, sg, upper,
+                             single_stream(streams.pole_first(next++)));
   } else {
     TORCH_CHECK(false, kPotrfV, ": no size-class kernels for this dtype");
   }
@@ -186,9 +211,14 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
   RaggedLayout lay{rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(),
                    rb.status.defined() ? rb.status.const_data_ptr<int>() : nullptr, 0, false};
   const RaggedKernel k = choose_ragged_kernel<T>(max_n);
+  // One stream where every matrix goes to the warp family: those calls are bound by
+  // host time, which the fork and joins add to.
+  const int width = ragged_stream_width(max_n > kSmallBin ? kRaggedStreams : 1);
+  using Lazy = std::function<void(cudaStream_t)>;
   switch (k) {
     case RaggedKernel::kWarp:
-      return launch_size_groups(A, L, info, rb, max_n, /*hi=*/0, false, upper, stream);
+      return launch_size_groups<T, Lazy>(A, L, info, rb, max_n, /*hi=*/0, false, upper, width,
+                                         nullptr);
     case RaggedKernel::kRegisters:
       return launch_registers_bins(A, L, info, rb.count, lay, max_n, upper, stream);
     case RaggedKernel::kShared:
@@ -200,26 +230,32 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
       lay.lazy = true;
       return launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, stream);
     case RaggedKernel::kBinned: {
-      if constexpr (warp_serves<T>()) {
-        launch_size_groups(A, L, info, rb, kSmallBin, /*hi=*/0, false, upper, stream);
-      } else {
-        launch_registers_bins(A, L, info, rb.count, lay, kSmallBin, upper, stream);
-      }
+      const RaggedLayout small = lay;
       lay.lo = kSmallBin + 1;
       lay.steps = (max_n + kPanel - 1) / kPanel;
       lay.lazy = true;
-      return launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, stream);
+      const Lazy lazy = [&](cudaStream_t s) {
+        launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, s);
+      };
+      if constexpr (warp_serves<T>()) {
+        return launch_size_groups(A, L, info, rb, kSmallBin, /*hi=*/0, false, upper, width, &lazy);
+      } else {
+        launch_registers_bins(A, L, info, rb.count, small, kSmallBin, upper, stream);
+        return lazy(stream);
+      }
     }
     case RaggedKernel::kTile:
     case RaggedKernel::kTileOne: {
       const int hi = tile_share_hi<T>(max_n);
-      launch_size_groups(A, L, info, rb, kSmallBin, hi, /*one=*/k == RaggedKernel::kTileOne,
-                         upper, stream);
-      if (max_n <= hi) return;
       lay.lo = hi + 1;
       lay.steps = (max_n + kPanel - 1) / kPanel;
       lay.lazy = true;
-      return launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, stream);
+      const Lazy lazy = [&](cudaStream_t s) {
+        launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, s);
+      };
+      return launch_size_groups(A, L, info, rb, kSmallBin, hi,
+                                /*one=*/k == RaggedKernel::kTileOne, upper, width,
+                                max_n > hi ? &lazy : nullptr);
     }
   }
 }
@@ -243,7 +279,6 @@ bool launch_posv_ragged_fused(const at::Tensor& A, const at::Tensor& B, at::Tens
   const auto dtype = A.scalar_type();
   if (rb.count == 0 || (dtype != at::kFloat && dtype != at::kDouble)) return false;
   TORCH_CHECK(rb.count <= INT32_MAX, kPosvV, ": batch too large for one launch");
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   bool done = false;
   AT_DISPATCH_FLOATING_TYPES(A.scalar_type(), "batchchol_posv_vbatched_fused", [&] {
     using T = scalar_t;
@@ -252,9 +287,10 @@ bool launch_posv_ragged_fused(const at::Tensor& A, const at::Tensor& B, at::Tens
     // k = -1: square blocks, up to max_n columns.
     if ((k < 0 ? max_n : k) > posv_vbatched_fused_max_k(sizeof(T) == 8)) return;
     const SizeGroups sg = group_by_size(rb, max_n, kSmallBin + 1, 0, info.mutable_data_ptr<int>());
+    const StreamFanout fan(ragged_stream_width(1));  // after the grouping; see launch_ragged
     launch_posv_warp_groups(A.const_data_ptr<T>(), B.const_data_ptr<T>(), X.mutable_data_ptr<T>(),
                             L.mutable_data_ptr<T>(), info.mutable_data_ptr<int>(), rb, sg, k, upper,
-                            stream);
+                            fan.streams());
     done = true;
   });
   return done;

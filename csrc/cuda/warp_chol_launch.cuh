@@ -22,6 +22,7 @@
 #include "cuda/launch_utils.h"
 #include "common/ragged.h"
 #include "cuda/ragged_bins.h"
+#include "cuda/stream_fanout.h"
 #include "cuda/warp64_chol.cuh"
 #include "cuda/warp_chol_kernels.cuh"
 #include "cuda/warp_chol_launch.h"
@@ -207,11 +208,11 @@ void launch_warp_classes(const WarpListArgs<T>& args, const RaggedBatch& rb, con
 
 template <typename T, bool kSolve>
 void launch_warp_groups(const WarpListArgs<T>& args, const RaggedBatch& rb, const SizeGroups& sg,
-                        cudaStream_t stream) {
+                        const LaunchStreams& streams) {
   static_assert(kWarpOrderClasses == 16, "the launch ranges cover classes 0..15");
-  launch_warp_classes<T, 12, 15, kSolve>(args, rb, sg, stream);
-  launch_warp_classes<T, 8, 11, kSolve>(args, rb, sg, stream);
-  launch_warp_classes<T, 0, 7, kSolve>(args, rb, sg, stream);
+  launch_warp_classes<T, 12, 15, kSolve>(args, rb, sg, streams[0]);
+  launch_warp_classes<T, 8, 11, kSolve>(args, rb, sg, streams[1]);
+  launch_warp_classes<T, 0, 7, kSolve>(args, rb, sg, streams[2]);
 }
 
 template <typename T>
@@ -232,21 +233,22 @@ WarpListArgs<T> warp_list_args(const T* A, T* L, int* info, const RaggedBatch& r
 
 template <typename T>
 void launch_potrf_warp_groups_impl(const T* A, T* L, int* info, const RaggedBatch& rb,
-                                   const SizeGroups& sg, bool upper, cudaStream_t stream) {
-  launch_warp_groups<T, false>(warp_list_args(A, L, info, rb, sg, upper), rb, sg, stream);
+                                   const SizeGroups& sg, bool upper,
+                                   const LaunchStreams& streams) {
+  launch_warp_groups<T, false>(warp_list_args(A, L, info, rb, sg, upper), rb, sg, streams);
 }
 
 template <typename T>
 void launch_posv_warp_groups_impl(const T* A, const T* B, T* X, T* L, int* info,
                                   const RaggedBatch& rb, const SizeGroups& sg, int64_t k,
-                                  bool upper, cudaStream_t stream) {
+                                  bool upper, const LaunchStreams& streams) {
   TORCH_CHECK(k >= -1 && k <= INT32_MAX, "batchchol: bad right-hand-side count");
   WarpListArgs<T> args = warp_list_args(A, L, info, rb, sg, upper);
   args.B = B;
   args.X = X;
   args.b_offsets = rb.b_offsets.const_data_ptr<int64_t>();
   args.k = static_cast<int>(k);
-  launch_warp_groups<T, true>(args, rb, sg, stream);
+  launch_warp_groups<T, true>(args, rb, sg, streams);
 }
 
 }  // namespace cuda

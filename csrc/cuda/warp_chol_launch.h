@@ -17,6 +17,7 @@ namespace batchchol {
 struct RaggedBatch;
 namespace cuda {
 struct SizeGroups;
+struct LaunchStreams;
 
 // Largest n the family serves for T (0: the family does not serve T; complex types go
 // through the generic kernels of potrf_kernels.cuh / posv_kernels.cuh).
@@ -73,22 +74,22 @@ bool launch_posv_warp(const double* A, const double* B, double* X, double* L, in
                       int64_t batch, int n, int k, bool upper, cudaStream_t stream);
 
 // Ragged batches: the matrices of sg's warp part (ragged_bins.h), in up to three
-// launches (warp_chol_launch.cuh); their info entries are written, nothing else of the
-// batch is touched.
+// launches (warp_chol_launch.cuh), launch i on streams[i] (stream_fanout.h); their info
+// entries are written, nothing else of the batch is touched.
 void launch_potrf_warp_groups(const float* A, float* L, int* info, const RaggedBatch& rb,
-                              const SizeGroups& sg, bool upper, cudaStream_t stream);
+                              const SizeGroups& sg, bool upper, const LaunchStreams& streams);
 void launch_potrf_warp_groups(const double* A, double* L, int* info, const RaggedBatch& rb,
-                              const SizeGroups& sg, bool upper, cudaStream_t stream);
+                              const SizeGroups& sg, bool upper, const LaunchStreams& streams);
 
 // posv_vbatched for the matrices of sg's warp part: their factor into L and info as
 // launch_potrf_warp_groups, and the solution of their right-hand-side blocks (n_i x k at
 // rb.b_offsets, k = -1: n_i x n_i) into X, from the factor on chip.
 void launch_posv_warp_groups(const float* A, const float* B, float* X, float* L, int* info,
                              const RaggedBatch& rb, const SizeGroups& sg, int64_t k, bool upper,
-                             cudaStream_t stream);
+                             const LaunchStreams& streams);
 void launch_posv_warp_groups(const double* A, const double* B, double* X, double* L, int* info,
                              const RaggedBatch& rb, const SizeGroups& sg, int64_t k, bool upper,
-                             cudaStream_t stream);
+                             const LaunchStreams& streams);
 
 }  // namespace cuda
 }  // namespace batchchol

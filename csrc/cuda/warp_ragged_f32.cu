@@ -6,14 +6,14 @@ namespace batchchol {
 namespace cuda {
 
 void launch_potrf_warp_groups(const float* A, float* L, int* info, const RaggedBatch& rb,
-                              const SizeGroups& sg, bool upper, cudaStream_t stream) {
-  launch_potrf_warp_groups_impl(A, L, info, rb, sg, upper, stream);
+                              const SizeGroups& sg, bool upper, const LaunchStreams& streams) {
+  launch_potrf_warp_groups_impl(A, L, info, rb, sg, upper, streams);
 }
 
 void launch_posv_warp_groups(const float* A, const float* B, float* X, float* L, int* info,
                              const RaggedBatch& rb, const SizeGroups& sg, int64_t k, bool upper,
-                             cudaStream_t stream) {
-  launch_posv_warp_groups_impl(A, B, X, L, info, rb, sg, k, upper, stream);
+                             const LaunchStreams& streams) {
+  launch_posv_warp_groups_impl(A, B, X, L, info, rb, sg, k, upper, streams);
 }
 
 }  // namespace cuda
