@@ -152,7 +152,7 @@ def test_device_checks_agree_with_host_checks(device, seed):
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("layout", ["packed", "packed-with-clashes", "shuffled", "holes",
-                                    "dead-runs", "dead-runs-with-clash"])
+                                    "dead-runs", "dead-runs-with-clash", "mostly-empty"])
 @pytest.mark.parametrize("count", [1, 300, 5000, 70_000])
 def test_cuda_status_kernels_agree_with_tensor_ops(layout, count):
     # CUDA metadata is checked by dedicated kernels (each live block against the nearest
@@ -163,6 +163,11 @@ def test_cuda_status_kernels_agree_with_tensor_ops(layout, count):
     g = torch.Generator().manual_seed(count)
     n = torch.randint(0, 9, (count,), generator=g)
     runs = []
+    if layout == "mostly-empty":
+        # Live blocks thousands of entries apart: the look-back spans many steps and
+        # thread blocks; the last two clash.
+        n.zero_()
+        n[[0, count // 2, count - 1]] = 3
     if layout.startswith("dead-runs"):
         # Runs of empty and invalid blocks, some longer than a thread block of the
         # status kernel (256), between live ones.
@@ -195,6 +200,8 @@ def test_cuda_status_kernels_agree_with_tensor_ops(layout, count):
                 break
         else:
             assert count < 10, "no clash placed"
+    elif layout == "mostly-empty" and count > 2:
+        off[count - 1] = off[count // 2] + 1
     elif layout == "holes":
         off, b_off = off * 2, b_off * 2
         numel, b_numel = 2 * numel + 1, 2 * b_numel + 1

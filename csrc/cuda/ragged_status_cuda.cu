@@ -4,17 +4,18 @@
 // The tensor-op version in ragged.cpp (sort by offset, gathers, a cummax, scatters: about
 // 35 launches per operand) cost ~0.6 ms per call on an H100. The first CUDA version
 // (range kernel, a cub scan of the running maxima, overlap kernel, pairwise kernel, a
-// memset: six GPU operations and five allocations) still spent more host time than
-// 5,000 small factorizations take on the GPU. Here each block looks back to the
-// nearest earlier live block and checks that it starts at or after that block's end.
-// When every live block passes, the live blocks are in offset order and disjoint, so
-// no overlap exists and the statuses are exact. When one fails, its thread block raises
-// its own flag (one word per thread block, always written: nothing to clear), and the
-// second kernel, which returns at once while every flag is clear, redoes the overlap
-// check pairwise: O(count^2) only for batches out of order or with overlaps, which is
-// why this path serves at most kRaggedFastStatusMax blocks (ragged.cpp sorts beyond).
-// The look-back crosses the dead blocks (empty or invalid) before a live one; each dead
-// block is crossed by at most one thread, so the work stays O(count).
+// memset: six GPU operations and five allocations) took about 40 us of host time per
+// call, as much as the GPU spends factoring 5,000 matrices of n <= 32. Here each live
+// block is checked against the nearest earlier live block: it must start at or after
+// that block's end. When every live block passes, the live blocks are in offset order
+// and disjoint, so no overlap exists and the statuses are exact. When one fails, its
+// thread block raises its own flag (one word per thread block, always written: nothing
+// to clear), and the second kernel, which returns at once while every flag is clear,
+// redoes the overlap check pairwise: O(count^2) only for batches out of order or with
+// overlaps, which is why this path serves at most kRaggedFastStatusMax blocks
+// (ragged.cpp sorts beyond). The nearest earlier live block comes from a max-scan of
+// the live indices inside the thread block; only a thread block's first live block
+// looks further back, across the empty or invalid blocks before it (live_end_before).
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
@@ -70,28 +71,92 @@ __device__ __forceinline__ BlockSpan block_span(const IdxT* __restrict__ n,
   return s;
 }
 
+// End of the nearest live block before index `before` (INT64_MIN: none), looked for by
+// the whole thread block, kLookBack entries per step: a long run of empty blocks costs
+// run / kLookBack coalesced steps. (A serial look-back in one thread took 21 ms for
+// 65,535 empty blocks before a live one on an H100, one warp 1.6 ms.) Called by every
+// thread of the block; block indices fit an int (count <= kRaggedFastStatusMax).
+constexpr int kLookBackPerThread = 4;
+constexpr int kLookBack = kStatusThreads * kLookBackPerThread;
+static_assert(kRaggedFastStatusMax <= INT32_MAX, "look-back indices are ints");
+
+template <typename IdxT>
+__device__ __forceinline__ int64_t live_end_before(const IdxT* __restrict__ n,
+                                                   const int64_t* __restrict__ off,
+                                                   const StatusArgs& a, int before) {
+  __shared__ int warp_best[kStatusThreads / 32];
+  __shared__ int64_t found_end;
+  const int t = threadIdx.x;
+  for (int j0 = before - 1; j0 >= 0; j0 -= kLookBack) {
+    int best = -1;  // this thread's largest live index of the step
+    int64_t best_end = 0;
+#pragma unroll
+    for (int u = 0; u < kLookBackPerThread; ++u) {
+      const int j = j0 - (u * kStatusThreads + t);
+      if (best < 0 && j >= 0) {
+        const BlockSpan p = block_span(n, off, a, j);
+        if (p.live) best = j, best_end = p.end;
+      }
+    }
+    const int warp_max = __reduce_max_sync(0xffffffffu, best);
+    if (t % 32 == 0) warp_best[t / 32] = warp_max;
+    __syncthreads();
+    int block_max = -1;
+#pragma unroll
+    for (int w = 0; w < kStatusThreads / 32; ++w) block_max = max(block_max, warp_best[w]);
+    if (best >= 0 && best == block_max) found_end = best_end;  // one thread holds it
+    __syncthreads();
+    if (block_max >= 0) return found_end;
+  }
+  return INT64_MIN;
+}
+
 // status[i]: the block's code, 0 for a live block (exact unless its thread block raised
 // flags[blockIdx.x]); merged[i] (with prior): prior[i] where that is non-zero, else
-// status[i] (the first failing operand's code, as ragged.cpp's tensor version).
+// status[i] (the first failing operand's code, as ragged.cpp's tensor version). A live
+// block's predecessor is found inside the thread block by a max-scan of the live
+// indices; only the thread block's first live block needs one from before the thread
+// block, which the whole thread block looks for.
 template <typename IdxT>
 __global__ void __launch_bounds__(kStatusThreads)
     block_status_kernel(const IdxT* __restrict__ n, const int64_t* __restrict__ off,
                         StatusArgs a, int32_t* __restrict__ status,
                         int32_t* __restrict__ clamped, int32_t* __restrict__ flags,
                         const int32_t* __restrict__ prior, int32_t* __restrict__ merged) {
-  const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
+  constexpr int kWarps = kStatusThreads / 32;
+  __shared__ int64_t span_end[kStatusThreads];
+  __shared__ int warp_last[kWarps];
+  const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+  const int64_t base = int64_t(blockIdx.x) * kStatusThreads;
+  const int64_t i = base + t;
+  const BlockSpan s = i < a.count ? block_span(n, off, a, i) : BlockSpan{0, false, 0, 0};
+  span_end[t] = s.end;
+  // Exclusive max-scan of the live thread indices: the nearest live block before t.
+  int last = s.live ? t : -1;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const int o = __shfl_up_sync(0xffffffffu, last, d);
+    if (lane >= d) last = max(last, o);
+  }
+  if (lane == 31) warp_last[warp] = last;
+  int prev = __shfl_up_sync(0xffffffffu, last, 1);
+  if (lane == 0) prev = -1;
+  __syncthreads();
+  int any_live = -1;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) {
+    if (w < warp) prev = max(prev, warp_last[w]);
+    any_live = max(any_live, warp_last[w]);
+  }
+  // Uniform across the block: only a block with a live block needs its predecessor.
+  const int64_t outside_end =
+      any_live >= 0 ? live_end_before(n, off, a, int(base)) : INT64_MIN;
   bool irregular = false;
+  if (s.live) {
+    const int64_t prev_end = prev >= 0 ? span_end[prev] : outside_end;
+    irregular = prev_end != INT64_MIN && s.start < prev_end;
+  }
   if (i < a.count) {
-    const BlockSpan s = block_span(n, off, a, i);
-    if (s.live) {
-      for (int64_t j = i - 1; j >= 0; --j) {
-        const BlockSpan p = block_span(n, off, a, j);
-        if (p.live) {
-          irregular = s.start < p.end;
-          break;
-        }
-      }
-    }
     status[i] = s.pre;
     if (merged) merged[i] = prior[i] != 0 ? prior[i] : s.pre;
     if (clamped) {
@@ -100,7 +165,7 @@ __global__ void __launch_bounds__(kStatusThreads)
     }
   }
   irregular = __syncthreads_or(irregular);
-  if (threadIdx.x == 0) flags[blockIdx.x] = irregular ? 1 : 0;
+  if (t == 0) flags[blockIdx.x] = irregular ? 1 : 0;
 }
 
 // The exact overlap check, pairwise, when some thread block raised its flag: block i
