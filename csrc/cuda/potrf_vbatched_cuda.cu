@@ -30,7 +30,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 
 #include "common/ops_vbatched.h"
 #include "common/ragged.h"
@@ -214,11 +213,13 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
   // One stream where every matrix goes to the warp family: those calls are bound by
   // host time, which the fork and joins add to.
   const int width = ragged_stream_width(max_n > kSmallBin ? kRaggedStreams : 1);
-  using Lazy = std::function<void(cudaStream_t)>;
+  // The lazy blocked launches, passed to launch_size_groups as its tail (a lambda by
+  // pointer: no std::function and its allocation per call).
+  using NoTail = void (*)(cudaStream_t);
   switch (k) {
     case RaggedKernel::kWarp:
-      return launch_size_groups<T, Lazy>(A, L, info, rb, max_n, /*hi=*/0, false, upper, width,
-                                         nullptr);
+      return launch_size_groups<T, NoTail>(A, L, info, rb, max_n, /*hi=*/0, false, upper,
+                                           width, nullptr);
     case RaggedKernel::kRegisters:
       return launch_registers_bins(A, L, info, rb.count, lay, max_n, upper, stream);
     case RaggedKernel::kShared:
@@ -234,7 +235,7 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
       lay.lo = kSmallBin + 1;
       lay.steps = (max_n + kPanel - 1) / kPanel;
       lay.lazy = true;
-      const Lazy lazy = [&](cudaStream_t s) {
+      const auto lazy = [&](cudaStream_t s) {
         launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, s);
       };
       if constexpr (warp_serves<T>()) {
@@ -250,7 +251,7 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
       lay.lo = hi + 1;
       lay.steps = (max_n + kPanel - 1) / kPanel;
       lay.lazy = true;
-      const Lazy lazy = [&](cudaStream_t s) {
+      const auto lazy = [&](cudaStream_t s) {
         launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, s);
       };
       return launch_size_groups(A, L, info, rb, kSmallBin, hi,

@@ -235,10 +235,10 @@ BlockStatus block_status_cuda(const at::Tensor& sizes, const at::Tensor& offsets
   const int64_t parts = 1 + (prior.defined() ? 1 : 0) + (want_clamped ? 1 : 0);
   at::Tensor buf = at::empty({parts * count + nflags}, sizes.options().dtype(at::kInt));
   BlockStatus out;
-  int64_t at_ = 0;
+  int64_t used = 0;
   const auto take = [&](int64_t len) {
-    at::Tensor t = buf.narrow(0, at_, len);
-    at_ += len;
+    at::Tensor t = buf.narrow(0, used, len);
+    used += len;
     return t;
   };
   out.status = take(count);

@@ -34,7 +34,6 @@
 namespace batchchol {
 namespace cuda {
 
-
 __host__ __device__ constexpr int lo_row(int r) { return r * (r + 1) / 2; }
 
 template <int N>
