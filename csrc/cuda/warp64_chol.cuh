@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(256)
   int count;
   chunk_of_block<32>(batch, first, count);
   const int nn = lay.n * lay.n;
-  stage_in_exact<T, 16, 64>(s, A + first * nn, count * nn, lay, vec);
+  stage_in_exact<T, 16, 64>(s, A + first * nn, count * nn, lay, vec, upper);
   __syncthreads();
   const int g = threadIdx.x / 32, q = threadIdx.x % 32;
   // A warp past the end of the batch has no staged slot of its own: it skips the
@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(256)
   int count;
   chunk_of_block<32>(batch, first, count);
   const int n = lay.n, nn = n * n;
-  stage_in_exact<T, 16, 64>(s, A + first * nn, count * nn, lay, vec);
+  stage_in_exact<T, 16, 64>(s, A + first * nn, count * nn, lay, vec, upper);
   __syncthreads();
   const int g = threadIdx.x / 32, q = threadIdx.x % 32;
   if (g < count) {  // whole warps (see potrf_warp64_kernel)

@@ -1,208 +1,23 @@
 // Kernel templates of the warp family (warp_chol_device.cuh): each thread block stages
-// a contiguous chunk of the batch in shared memory with wide coalesced copies, each
-// group of P lanes factors (and for posv, solves) one matrix in registers, and the
-// block writes the chunk back with the same copies.
-//
-// Shared-memory layout of a chunk (StageLayout): matrix m at m * ms, row i at
-// i * pitch, pitch odd and ms = P * pitch (mod 32). Lane l = P g + q of a warp reading
-// row q + P t of its matrix g then touches address l * pitch + const (mod 32): one
-// bank per lane, and the transposed read (upper) touches P (g * pitch mod 32/P) + q:
-// also one bank per lane. The same holds per half warp for 8-byte elements.
+// a contiguous chunk of the batch in shared memory with wide coalesced copies
+// (stage_copy.cuh), each group of P lanes factors (and for posv, solves) one matrix in
+// registers, and the block writes the chunk back with the same copies.
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
-#include "cuda/fast_div.cuh"
+#include "cuda/stage_copy.cuh"
 #include "cuda/warp_chol_device.cuh"
 
 namespace batchchol {
 namespace cuda {
 
-struct StageLayout {
-  int n = 0, pitch = 1, ms = 1;
-  FastDiv by_nn, by_n;
-};
-
-template <int P>
-__host__ __device__ inline StageLayout make_stage_layout(int n) {
-  StageLayout s;
-  s.n = n;
-  s.pitch = n | 1;
-  s.ms = n * s.pitch + ((((P - n) * s.pitch) % 32) + 32) % 32;
-  s.by_nn = FastDiv(uint32_t(n) * uint32_t(n));
-  s.by_n = FastDiv(uint32_t(n));
-  return s;
-}
-
-// (matrix, row, column) of element e of a dense chunk, and its shared-memory index.
-// N > 0 is the order as a compile-time constant (lay.n == N): the divisions become
-// shifts or multiply-highs by constants and, when a 16-byte vector never crosses a row
-// (N a multiple of its elements), the per-element carry below disappears. The exact
-// orders are the hot ones (every benchmarked n of the warp kernels), and the index
-// arithmetic was most of the staging loops' instructions.
-template <int N = 0>
-__device__ __forceinline__ void stage_locate(const StageLayout& lay, uint32_t e, int& m, int& i,
-                                             int& j) {
-  if constexpr (N > 0) {
-    constexpr uint32_t kNN = uint32_t(N) * uint32_t(N);
-    const uint32_t rem = e % kNN;
-    m = int(e / kNN), i = int(rem / uint32_t(N)), j = int(rem % uint32_t(N));
-  } else {
-    uint32_t mm, rem, ii, jj;
-    lay.by_nn.divmod(e, mm, rem);
-    lay.by_n.divmod(rem, ii, jj);
-    m = int(mm), i = int(ii), j = int(jj);
-  }
-}
-
-// Moves to the next element in row-major order.
-template <int N = 0>
-__device__ __forceinline__ void stage_advance(const StageLayout& lay, int& m, int& i, int& j) {
-  const int n = N > 0 ? N : lay.n;
-  if (++j == n) {
-    j = 0;
-    if (++i == n) {
-      i = 0;
-      ++m;
-    }
-  }
-}
-
-// Copies `total` elements (whole matrices) from global memory into the staged layout.
-// With `vec`, g is 16-byte aligned and total is a multiple of 16 / sizeof(T): 16-byte
-// loads, U in flight per thread before the first shared-memory store. U = 4 keeps the
-// many-warp kernels of small n at 32 registers; the one-warp blocks of warp64 stage a
-// 16 KB matrix per warp and take 16 (two round trips to memory instead of eight).
-// N: see stage_locate.
-template <typename T, int U = 4, int N = 0>
-__device__ __forceinline__ void stage_in(T* __restrict__ s, const T* __restrict__ g, int total,
-                                         const StageLayout& lay, bool vec) {
-  if (vec) {
-    constexpr int V = 16 / sizeof(T);
-    const int nvec = total / V;
-    const uint4* gv = reinterpret_cast<const uint4*>(g);
-    for (int v0 = threadIdx.x; v0 < nvec; v0 += U * blockDim.x) {
-      uint4 buf[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int v = v0 + u * blockDim.x;
-        if (v < nvec) buf[u] = __ldg(gv + v);
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int v = v0 + u * blockDim.x;
-        if (v < nvec) {
-          T vals[V];
-          memcpy(vals, &buf[u], sizeof(vals));
-          int m, i, j;
-          stage_locate<N>(lay, uint32_t(v * V), m, i, j);
-          if constexpr (N > 0 && N % V == 0) {
-            T* dst = s + m * lay.ms + i * lay.pitch + j;
-#pragma unroll
-            for (int w = 0; w < V; ++w) dst[w] = vals[w];
-          } else {
-#pragma unroll
-            for (int w = 0; w < V; ++w) {
-              s[m * lay.ms + i * lay.pitch + j] = vals[w];
-              stage_advance<N>(lay, m, i, j);
-            }
-          }
-        }
-      }
-    }
-  } else {
-    for (int e0 = threadIdx.x; e0 < total; e0 += U * blockDim.x) {
-      T buf[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int e = e0 + u * blockDim.x;
-        if (e < total) buf[u] = g[e];
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int e = e0 + u * blockDim.x;
-        if (e < total) {
-          int m, i, j;
-          stage_locate<N>(lay, uint32_t(e), m, i, j);
-          s[m * lay.ms + i * lay.pitch + j] = buf[u];
-        }
-      }
-    }
-  }
-}
-
-// Copies the staged factors out, zeroing the triangle that is not the factor's.
-template <typename T, int N = 0>
-__device__ __forceinline__ void stage_out(T* __restrict__ g, const T* __restrict__ s, int total,
-                                          const StageLayout& lay, bool vec, bool upper) {
-  if (vec) {
-    constexpr int V = 16 / sizeof(T);
-    const int nvec = total / V;
-    uint4* gv = reinterpret_cast<uint4*>(g);
-    for (int v = threadIdx.x; v < nvec; v += blockDim.x) {
-      T vals[V];
-      int m, i, j;
-      stage_locate<N>(lay, uint32_t(v * V), m, i, j);
-      if constexpr (N > 0 && N % V == 0) {
-        const T* src = s + m * lay.ms + i * lay.pitch + j;
-#pragma unroll
-        for (int w = 0; w < V; ++w) {
-          const bool keep = upper ? j + w >= i : j + w <= i;
-          vals[w] = keep ? src[w] : T(0);
-        }
-      } else {
-#pragma unroll
-        for (int w = 0; w < V; ++w) {
-          const bool keep = upper ? j >= i : j <= i;
-          vals[w] = keep ? s[m * lay.ms + i * lay.pitch + j] : T(0);
-          stage_advance<N>(lay, m, i, j);
-        }
-      }
-      uint4 out;
-      memcpy(&out, vals, sizeof(out));
-      gv[v] = out;
-    }
-  } else {
-    for (int e = threadIdx.x; e < total; e += blockDim.x) {
-      int m, i, j;
-      stage_locate<N>(lay, uint32_t(e), m, i, j);
-      const bool keep = upper ? j >= i : j <= i;
-      g[e] = keep ? s[m * lay.ms + i * lay.pitch + j] : T(0);
-    }
-  }
-}
-
-// Staging of a chunk whose matrices have order N (the kernel's padded order) exactly,
-// with N as a constant (stage_locate), or of any order.
-template <typename T, int U, int N>
-__device__ __forceinline__ void stage_in_exact(T* __restrict__ s, const T* __restrict__ g,
-                                               int total, const StageLayout& lay, bool vec) {
-  if (lay.n == N) {
-    stage_in<T, U, N>(s, g, total, lay, vec);
-  } else {
-    stage_in<T, U>(s, g, total, lay, vec);
-  }
-}
-
-template <typename T, int N>
-__device__ __forceinline__ void stage_out_exact(T* __restrict__ g, const T* __restrict__ s,
-                                                int total, const StageLayout& lay, bool vec,
-                                                bool upper) {
-  if (lay.n == N) {
-    stage_out<T, N>(g, s, total, lay, vec, upper);
-  } else {
-    stage_out<T>(g, s, total, lay, vec, upper);
-  }
-}
-
-// The lane's rows of the lower working matrix from a staged matrix mat (rows of the
-// staged A for lower, its columns for upper); rows past n (all rows when n_eff = 0)
-// are the identity padding.
-template <typename T, int NP, int P>
+// The lane's rows of the lower working matrix W from a staged matrix mat (W(i, j) at
+// mat[at(i, j)]: stage_copy.cuh); rows past n (all rows when n_eff = 0) are the
+// identity padding.
+template <typename T, int NP, int P, typename Index>
 __device__ __forceinline__ void load_group_rows(T (&a)[GroupShape<NP, P>::kRows][NP],
-                                                const T* mat, int pitch, int n_eff, int q,
-                                                bool upper) {
+                                                const T* mat, Index at, int n_eff, int q) {
   using S = GroupShape<NP, P>;
 #pragma unroll
   for (int t = 0; t < S::kRows; ++t) {
@@ -211,7 +26,7 @@ __device__ __forceinline__ void load_group_rows(T (&a)[GroupShape<NP, P>::kRows]
     for (int j = 0; j < S::width(t); ++j) {
       T v = T(0);
       if (i < n_eff) {
-        if (j <= i) v = upper ? mat[j * pitch + i] : mat[i * pitch + j];
+        if (j <= i) v = mat[at(i, j)];
       } else if (j == i) {
         v = T(1);
       }
@@ -220,11 +35,24 @@ __device__ __forceinline__ void load_group_rows(T (&a)[GroupShape<NP, P>::kRows]
   }
 }
 
-// Writes the lane's factor rows back where load_group_rows read them (j <= i only).
+// The square layout's rows: A's rows for lower, its columns for upper.
 template <typename T, int NP, int P>
+__device__ __forceinline__ void load_group_rows(T (&a)[GroupShape<NP, P>::kRows][NP],
+                                                const T* mat, int pitch, int n_eff, int q,
+                                                bool upper) {
+  // One loop per layout: an index that selects per entry cost the fused posv 25 more
+  // registers (float32 NP = 32: 128 -> 153).
+  if (upper) {
+    load_group_rows<T, NP, P>(a, mat, ColumnIndex{pitch}, n_eff, q);
+  } else {
+    load_group_rows<T, NP, P>(a, mat, RowIndex{pitch}, n_eff, q);
+  }
+}
+
+// Writes the lane's factor rows back where load_group_rows read them (j <= i only).
+template <typename T, int NP, int P, typename Index>
 __device__ __forceinline__ void store_group_rows(const T (&a)[GroupShape<NP, P>::kRows][NP],
-                                                 T* mat, int pitch, int n_eff, int q,
-                                                 bool upper) {
+                                                 T* mat, Index at, int n_eff, int q) {
   using S = GroupShape<NP, P>;
 #pragma unroll
   for (int t = 0; t < S::kRows; ++t) {
@@ -232,16 +60,15 @@ __device__ __forceinline__ void store_group_rows(const T (&a)[GroupShape<NP, P>:
     if (i < n_eff) {
 #pragma unroll
       for (int j = 0; j < S::width(t); ++j)
-        if (j <= i) (upper ? mat[j * pitch + i] : mat[i * pitch + j]) = a[t][j];
+        if (j <= i) mat[at(i, j)] = a[t][j];
     }
   }
 }
 
 // The lane's columns of the staged factor: col[t][j] = L(j, q + P t) for j >= P t.
-template <typename T, int NP, int P>
+template <typename T, int NP, int P, typename Index>
 __device__ __forceinline__ void load_group_cols(T (&col)[GroupShape<NP, P>::kRows][NP],
-                                                const T* mat, int pitch, int n_eff, int q,
-                                                bool upper) {
+                                                const T* mat, Index at, int n_eff, int q) {
   using S = GroupShape<NP, P>;
 #pragma unroll
   for (int t = 0; t < S::kRows; ++t) {
@@ -250,7 +77,7 @@ __device__ __forceinline__ void load_group_cols(T (&col)[GroupShape<NP, P>::kRow
     for (int j = P * t; j < NP; ++j) {
       T v = T(0);
       if (i < n_eff) {
-        if (j >= i && j < n_eff) v = upper ? mat[i * pitch + j] : mat[j * pitch + i];
+        if (j >= i && j < n_eff) v = mat[at(j, i)];
       } else if (j == i) {
         v = T(1);
       }
@@ -259,18 +86,43 @@ __device__ __forceinline__ void load_group_cols(T (&col)[GroupShape<NP, P>::kRow
   }
 }
 
+template <typename T, int NP, int P>
+__device__ __forceinline__ void load_group_cols(T (&col)[GroupShape<NP, P>::kRows][NP],
+                                                const T* mat, int pitch, int n_eff, int q,
+                                                bool upper) {
+  if (upper) {
+    load_group_cols<T, NP, P>(col, mat, ColumnIndex{pitch}, n_eff, q);
+  } else {
+    load_group_cols<T, NP, P>(col, mat, RowIndex{pitch}, n_eff, q);
+  }
+}
+
 // Factors the staged matrix `mat` (order n_eff, identity-padded to NP; n_eff = 0: an
 // identity) in place on the P lanes of its group, q being the lane's index in it: the
 // factor's triangle is written back, the other one is left as it was. Returns the info
 // (the same on every lane of the group) and leaves the reciprocals of the factor's
 // diagonal in rdiag.
+template <typename T, int NP, int P, typename Index>
+__device__ __forceinline__ int group_factor_staged(T* mat, Index at, int n_eff, int q,
+                                                   real_t<T> (&rdiag)[GroupShape<NP, P>::kRows]) {
+  T a[GroupShape<NP, P>::kRows][NP];
+  load_group_rows<T, NP, P>(a, mat, at, n_eff, q);
+  const int inf = group_potrf<T, NP, P>(a, rdiag, q);
+  store_group_rows<T, NP, P>(a, mat, at, n_eff, q);
+  return inf;
+}
+
 template <typename T, int NP, int P>
 __device__ __forceinline__ int group_factor_staged(T* mat, int pitch, int n_eff, int q, bool upper,
                                                    real_t<T> (&rdiag)[GroupShape<NP, P>::kRows]) {
   T a[GroupShape<NP, P>::kRows][NP];
   load_group_rows<T, NP, P>(a, mat, pitch, n_eff, q, upper);
   const int inf = group_potrf<T, NP, P>(a, rdiag, q);
-  store_group_rows<T, NP, P>(a, mat, pitch, n_eff, q, upper);
+  if (upper) {
+    store_group_rows<T, NP, P>(a, mat, ColumnIndex{pitch}, n_eff, q);
+  } else {
+    store_group_rows<T, NP, P>(a, mat, RowIndex{pitch}, n_eff, q);
+  }
   return inf;
 }
 
@@ -282,8 +134,11 @@ __device__ __forceinline__ void chunk_of_block(int64_t batch, int64_t& first, in
   count = int(batch - first < per_block ? batch - first : per_block);
 }
 
-template <typename T, int NP, int P>
-__global__ void __launch_bounds__(256)
+// kPacked: the chunk in the packed layout (stage_copy.cuh; 16-byte copies, vec is
+// true), half the shared memory of the square one. Then registers set the occupancy: the bound (2 x 256 threads: 128
+// registers) keeps float64 NP = 32 at 16 warps per SM (134 registers unbounded, 15).
+template <typename T, int NP, int P, bool kPacked = false>
+__global__ void __launch_bounds__(256, kPacked ? 2 : 0)
     potrf_warp_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
                       int64_t batch, StageLayout lay, bool upper, bool vec) {
   using S = GroupShape<NP, P>;
@@ -293,16 +148,30 @@ __global__ void __launch_bounds__(256)
   int count;
   chunk_of_block<P>(batch, first, count);
   const int nn = lay.n * lay.n;
-  stage_in_exact<T, 4, NP>(s, A + first * nn, count * nn, lay, vec);
+  if constexpr (kPacked) {
+    stage_in_packed_exact<T, 4, NP>(s, A + first * nn, count * nn, lay, upper);
+  } else {
+    stage_in_exact<T, 4, NP, true>(s, A + first * nn, count * nn, lay, vec, upper);
+  }
   __syncthreads();
 
   const int g = threadIdx.x / P, q = threadIdx.x % P;
   const int n_eff = g < count ? lay.n : 0;  // groups past the batch factor an identity
   real_t<T> rdiag[S::kRows];
-  const int inf = group_factor_staged<T, NP, P>(s + g * lay.ms, lay.pitch, n_eff, q, upper, rdiag);
+  T* mat = s + g * lay.ms;
+  int inf;
+  if constexpr (kPacked) {
+    inf = group_factor_staged<T, NP, P>(mat, PackedIndex{}, n_eff, q, rdiag);
+  } else {
+    inf = group_factor_staged<T, NP, P>(mat, lay.pitch, n_eff, q, upper, rdiag);
+  }
   if (n_eff > 0 && q == 0) info[first + g] = inf;
   __syncthreads();
-  stage_out_exact<T, NP>(L + first * nn, s, count * nn, lay, vec, upper);
+  if constexpr (kPacked) {
+    stage_out_packed_exact<T, NP>(L + first * nn, s, count * nn, lay, upper);
+  } else {
+    stage_out_exact<T, NP>(L + first * nn, s, count * nn, lay, vec, upper);
+  }
 }
 
 // Factor and solve: B, X are [batch, n, k]. Upper factors solve L' L'^H conj(x) =
@@ -320,7 +189,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   int count;
   chunk_of_block<P>(batch, first, count);
   const int n = lay.n, nn = n * n;
-  stage_in_exact<T, 4, NP>(s, A + first * nn, count * nn, lay, vec);
+  stage_in_exact<T, 4, NP>(s, A + first * nn, count * nn, lay, vec, upper);
   __syncthreads();
 
   const int g = threadIdx.x / P, q = threadIdx.x % P;

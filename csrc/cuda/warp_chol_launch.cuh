@@ -117,6 +117,17 @@ struct Warp64Launch {
   unsigned blocks(int64_t batch) const { return ceil_div(batch, threads / 32); }
 };
 
+// Where potrf stages its chunk packed (stage_copy.cuh): float64 orders 25..32 with
+// 16-byte copies (n even), the only ones whose square stage (17 KB per one-warp block
+// at 32) holds the SM to fewer warps than their registers do (12 against 16 at 32).
+// H100, 2026-11-24 (results/h100-2026-11-24-stage-packed-ab.txt, 32,768 to 42,800
+// matrices): n = 32 0.281 -> 0.251 ms, 30 0.336 -> 0.307, 28 0.281 -> 0.255; at 24 (16
+// blocks by registers already) 0.271 -> 0.276, so not there.
+template <typename T, int NP, int P>
+constexpr bool warp_potrf_packed() {
+  return sizeof(T) == 8 && P == 16 && NP >= 28;
+}
+
 template <typename T>
 void launch_potrf_warp_impl(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                             cudaStream_t stream) {
@@ -133,15 +144,22 @@ void launch_potrf_warp_impl(const T* A, T* L, int* info, int64_t batch, int n, b
   }
   with_padded_order<T, false>(n, [&](auto np, auto p) {
     constexpr int NP = decltype(np)::value, P = decltype(p)::value;
-    const StageLayout lay = make_stage_layout<P>(n);
-    const int threads = 32 * warp_blocks_warps<T, P>(lay);
-    const int per_block = threads / P;
-    const size_t smem = size_t(per_block) * lay.ms * sizeof(T);
-    auto kernel = potrf_warp_kernel<T, NP, P>;
-    allow_dynamic_smem(kernel, smem);
-    kernel<<<ceil_div(batch, per_block), threads, smem, stream>>>(
-        A, L, info, batch, lay, upper, stage_vectorizable<T>(A, L, n));
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    const bool vec = stage_vectorizable<T>(A, L, n);
+    const auto launch = [&](auto kernel, const StageLayout& lay) {
+      const int threads = 32 * warp_blocks_warps<T, P>(lay);
+      const int per_block = threads / P;
+      const size_t smem = size_t(per_block) * lay.ms * sizeof(T);
+      allow_dynamic_smem(kernel, smem);
+      kernel<<<ceil_div(batch, per_block), threads, smem, stream>>>(A, L, info, batch, lay,
+                                                                    upper, vec);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    };
+    if constexpr (warp_potrf_packed<T, NP, P>()) {
+      if (vec) {
+        return launch(potrf_warp_kernel<T, NP, P, true>, make_packed_stage_layout(n));
+      }
+    }
+    launch(potrf_warp_kernel<T, NP, P>, make_stage_layout<P>(n));
   });
 }
 

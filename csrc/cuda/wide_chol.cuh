@@ -164,9 +164,9 @@ __device__ __forceinline__ void wide_factor_matrix(T* colbuf, T* mat, const T* a
                                                    int* info, int64_t b) {
   const int nn = lay.n * lay.n;
   if constexpr (kFixed) {
-    stage_in_exact<T, 16, 32 * NW>(mat, a, nn, lay, vec);
+    stage_in_exact<T, 16, 32 * NW>(mat, a, nn, lay, vec, upper);
   } else {
-    stage_in<T, 16>(mat, a, nn, lay, vec);
+    stage_in<T, 16>(mat, a, nn, lay, vec, upper);
   }
   __syncthreads();
   const int inf = wide_potrf<T, NW, kFixed>(mat, lay.pitch, lay.n, upper, colbuf);
