@@ -63,6 +63,25 @@ struct PackedIndex {
   __device__ __forceinline__ int operator()(int i, int j) const { return (i * (i + 1)) / 2 + j; }
 };
 
+// A reference to W(i, j) in a staged matrix, for routines that write the entries of L
+// as they produce them (warp64_chol.cuh): the square layout (A as stored: rows for
+// lower, columns for upper) or the packed one.
+struct SquareAccess {
+  int pitch;
+  bool upper;
+  template <typename T>
+  __device__ __forceinline__ T& operator()(T* mat, int i, int j) const {
+    return upper ? mat[j * pitch + i] : mat[i * pitch + j];
+  }
+};
+
+struct PackedAccess {
+  template <typename T>
+  __device__ __forceinline__ T& operator()(T* mat, int i, int j) const {
+    return mat[(i * (i + 1)) / 2 + j];
+  }
+};
+
 // (matrix, row, column) of element e of a dense chunk, and its shared-memory index.
 // N > 0 is the order as a compile-time constant (lay.n == N): the divisions become
 // shifts or multiply-highs by constants and, when a 16-byte vector never crosses a row

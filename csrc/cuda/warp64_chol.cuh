@@ -46,10 +46,9 @@ struct Warp64Chunk {
 // entries: a fixed body per range of eight steps instead of one for all (4,000 ->
 // 2,850 multiply-adds per lane at n = 64), still ~1 KB of code each. kTop: the pivots are
 // rows 0..31 (a0, both rows updated); otherwise rows 32..63 (a1 alone).
-template <typename T, int K0, bool kTop>
-__device__ __forceinline__ void warp64_steps(T (&a0)[32], T (&a1)[64], T* mat, int pitch, int n,
-                                             bool upper, int q, T* colbuf, int k0, int k1,
-                                             int& info) {
+template <typename T, int K0, bool kTop, typename Acc>
+__device__ __forceinline__ void warp64_steps(T (&a0)[32], T (&a1)[64], T* mat, Acc at, int n,
+                                             int q, T* colbuf, int k0, int k1, int& info) {
   using R = real_t<T>;
   using Chunk = Warp64Chunk<T>;
   constexpr int V = Chunk::kLen;
@@ -65,11 +64,11 @@ __device__ __forceinline__ void warp64_steps(T (&a0)[32], T (&a1)[64], T* mat, i
     T l0 = T(0);
     if constexpr (kTop) {
       l0 = q == k ? T(s) : a0[0] * inv;  // L(q, k), meaningful for q >= k
-      if (q >= k) staged_at(mat, pitch, upper, q, k) = l0;
+      if (q >= k) at(mat, q, k) = l0;
       if (q >= k) col[q - k] = l0;
     }
     const T l1 = q + 32 == k ? T(s) : a1[0] * inv;  // L(q + 32, k)
-    if (q + 32 >= k && q + 32 < n) staged_at(mat, pitch, upper, q + 32, k) = l1;
+    if (q + 32 >= k && q + 32 < n) at(mat, q + 32, k) = l1;
     if (q + 32 >= k) col[q + 32 - k] = l1;
     __syncwarp();
 #pragma unroll
@@ -97,62 +96,85 @@ __device__ __forceinline__ void warp64_steps(T (&a0)[32], T (&a1)[64], T* mat, i
 // previous version shuffle-bound (one shuffle per SM clock against four FMA
 // instructions). Offsets past 63 - k hold stale entries; they only reach scratch
 // entries beyond column 63, which never become pivots or L.
-template <typename T>
-__device__ __forceinline__ int warp64_potrf(T (&a0)[32], T (&a1)[64], T* mat, int pitch, int n,
-                                            bool upper, int q, T* colbuf) {
+template <typename T, typename Acc>
+__device__ __forceinline__ int warp64_potrf(T (&a0)[32], T (&a1)[64], T* mat, Acc at, int n, int q,
+                                            T* colbuf) {
   int info = 0;
   const auto upto = [n](int k) { return k < n ? k : n; };
-  warp64_steps<T, 0, true>(a0, a1, mat, pitch, n, upper, q, colbuf, 0, 8, info);
-  warp64_steps<T, 8, true>(a0, a1, mat, pitch, n, upper, q, colbuf, 8, 16, info);
-  warp64_steps<T, 16, true>(a0, a1, mat, pitch, n, upper, q, colbuf, 16, 24, info);
-  warp64_steps<T, 24, true>(a0, a1, mat, pitch, n, upper, q, colbuf, 24, 32, info);
-  warp64_steps<T, 32, false>(a0, a1, mat, pitch, n, upper, q, colbuf, 32, upto(40), info);
-  warp64_steps<T, 40, false>(a0, a1, mat, pitch, n, upper, q, colbuf, 40, upto(48), info);
-  warp64_steps<T, 48, false>(a0, a1, mat, pitch, n, upper, q, colbuf, 48, upto(56), info);
-  warp64_steps<T, 56, false>(a0, a1, mat, pitch, n, upper, q, colbuf, 56, upto(64), info);
+  warp64_steps<T, 0, true>(a0, a1, mat, at, n, q, colbuf, 0, 8, info);
+  warp64_steps<T, 8, true>(a0, a1, mat, at, n, q, colbuf, 8, 16, info);
+  warp64_steps<T, 16, true>(a0, a1, mat, at, n, q, colbuf, 16, 24, info);
+  warp64_steps<T, 24, true>(a0, a1, mat, at, n, q, colbuf, 24, 32, info);
+  warp64_steps<T, 32, false>(a0, a1, mat, at, n, q, colbuf, 32, upto(40), info);
+  warp64_steps<T, 40, false>(a0, a1, mat, at, n, q, colbuf, 40, upto(48), info);
+  warp64_steps<T, 48, false>(a0, a1, mat, at, n, q, colbuf, 48, upto(56), info);
+  warp64_steps<T, 56, false>(a0, a1, mat, at, n, q, colbuf, 56, upto(64), info);
   return info;
 }
 
 // Solves L L^H x = b for one right-hand-side column held as b0 (row q) and b1 (row
-// q + 32), with L in the staged matrix (lower working layout through staged_at).
-template <typename T>
-__device__ __forceinline__ void warp64_potrs(const T* mat, int pitch, int n, bool upper, int q,
-                                             T& b0, T& b1) {
+// q + 32), with L in the staged matrix (W's entries through `at`).
+template <typename T, typename Acc>
+__device__ __forceinline__ void warp64_potrs(const T* mat, Acc at, int n, int q, T& b0, T& b1) {
   T* m = const_cast<T*>(mat);
 #pragma unroll 1
   for (int j = 0; j < n; ++j) {  // L y = b
-    const T ljj = staged_at(m, pitch, upper, j, j);
+    const T ljj = at(m, j, j);
     const T yj = shfl((j < 32 ? b0 : b1) / real_(ljj), j & 31);
     if (q == j) b0 = yj;
     if (q + 32 == j) b1 = yj;
-    if (q > j) b0 -= staged_at(m, pitch, upper, q, j) * yj;
-    if (q + 32 > j && q + 32 < n) b1 -= staged_at(m, pitch, upper, q + 32, j) * yj;
+    if (q > j) b0 -= at(m, q, j) * yj;
+    if (q + 32 > j && q + 32 < n) b1 -= at(m, q + 32, j) * yj;
   }
 #pragma unroll 1
   for (int j = n - 1; j >= 0; --j) {  // L^H x = y
-    const T ljj = staged_at(m, pitch, upper, j, j);
+    const T ljj = at(m, j, j);
     const T xj = shfl((j < 32 ? b0 : b1) / real_(ljj), j & 31);
     if (q == j) b0 = xj;
     if (q + 32 == j) b1 = xj;
-    if (q < j) b0 -= conj_(staged_at(m, pitch, upper, j, q)) * xj;
-    if (q + 32 < j) b1 -= conj_(staged_at(m, pitch, upper, j, q + 32)) * xj;
+    if (q < j) b0 -= conj_(at(m, j, q)) * xj;
+    if (q + 32 < j) b1 -= conj_(at(m, j, q + 32)) * xj;
   }
 }
 
-// The warp's two rows of its staged matrix (rows past n_eff: identity).
-template <typename T>
+// The warp's two rows of its staged matrix (rows past n_eff: identity), read through
+// `at` (an index of stage_copy.cuh).
+template <typename T, typename Index>
 __device__ __forceinline__ void warp64_load_rows(T (&a0)[32], T (&a1)[64], const T* mat,
-                                                 int pitch, int n_eff, int q, bool upper) {
+                                                 Index at, int n_eff, int q) {
   T rows[2][64];
-  load_group_rows<T, 64, 32>(rows, mat, pitch, n_eff, q, upper);
+  load_group_rows<T, 64, 32>(rows, mat, at, n_eff, q);
 #pragma unroll
   for (int j = 0; j < 32; ++j) a0[j] = rows[0][j];
 #pragma unroll
   for (int j = 0; j < 64; ++j) a1[j] = rows[1][j];
 }
 
-// One warp per matrix (P = 32); blocks as in warp_chol_kernels.cuh.
-template <typename T>
+// Loads the warp's rows of its staged matrix and factors it in place (warp64_potrf),
+// in the square layout (kPacked false: A as stored, pitch lay.pitch) or the packed one.
+template <typename T, bool kPacked>
+__device__ __forceinline__ int warp64_factor_staged(T* mat, const StageLayout& lay, int n,
+                                                    bool upper, int q, T* colbuf) {
+  T a0[32], a1[64];
+  if constexpr (kPacked) {
+    warp64_load_rows(a0, a1, mat, PackedIndex{}, n, q);
+    __syncwarp();  // every lane has read its rows before any L entry overwrites them
+    return warp64_potrf(a0, a1, mat, PackedAccess{}, n, q, colbuf);
+  } else {
+    if (upper) {
+      warp64_load_rows(a0, a1, mat, ColumnIndex{lay.pitch}, n, q);
+    } else {
+      warp64_load_rows(a0, a1, mat, RowIndex{lay.pitch}, n, q);
+    }
+    __syncwarp();
+    return warp64_potrf(a0, a1, mat, SquareAccess{lay.pitch, upper}, n, q, colbuf);
+  }
+}
+
+// One warp per matrix (P = 32); blocks as in warp_chol_kernels.cuh. kPacked: the chunk
+// in the packed layout (stage_copy.cuh), for n = 64 with 16-byte copies only (the
+// launcher checks).
+template <typename T, bool kPacked = false>
 __global__ void __launch_bounds__(256)
     potrf_warp64_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
                         int64_t batch, StageLayout lay, bool upper, bool vec) {
@@ -164,25 +186,29 @@ __global__ void __launch_bounds__(256)
   int count;
   chunk_of_block<32>(batch, first, count);
   const int nn = lay.n * lay.n;
-  stage_in_exact<T, 16, 64>(s, A + first * nn, count * nn, lay, vec, upper);
+  if constexpr (kPacked) {
+    stage_in_packed<T, 16, 64>(s, A + first * nn, count * nn, lay, upper);
+  } else {
+    stage_in_exact<T, 16, 64>(s, A + first * nn, count * nn, lay, vec, upper);
+  }
   __syncthreads();
   const int g = threadIdx.x / 32, q = threadIdx.x % 32;
   // A warp past the end of the batch has no staged slot of its own: it skips the
   // factorization (warp-uniform; no block barrier inside).
   if (g < count) {
-    T* mat = s + g * lay.ms;
-    T a0[32], a1[64];
-    warp64_load_rows(a0, a1, mat, lay.pitch, lay.n, q, upper);
-    __syncwarp();  // every lane has read its rows before any L entry overwrites them
-    const int inf = warp64_potrf(a0, a1, mat, lay.pitch, lay.n, upper, q,
-                                 colbufs + g * kWarp64ColBuf);
+    const int inf = warp64_factor_staged<T, kPacked>(s + g * lay.ms, lay, lay.n, upper, q,
+                                                     colbufs + g * kWarp64ColBuf);
     if (q == 0) info[first + g] = inf;
   }
   __syncthreads();
-  stage_out_exact<T, 64>(L + first * nn, s, count * nn, lay, vec, upper);
+  if constexpr (kPacked) {
+    stage_out_packed<T, 64>(L + first * nn, s, count * nn, lay, upper);
+  } else {
+    stage_out_exact<T, 64>(L + first * nn, s, count * nn, lay, vec, upper);
+  }
 }
 
-template <typename T>
+template <typename T, bool kPacked = false>
 __global__ void __launch_bounds__(256)
     posv_warp64_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ X,
                        T* __restrict__ L, int* __restrict__ info, int64_t batch, int k,
@@ -194,16 +220,17 @@ __global__ void __launch_bounds__(256)
   int count;
   chunk_of_block<32>(batch, first, count);
   const int n = lay.n, nn = n * n;
-  stage_in_exact<T, 16, 64>(s, A + first * nn, count * nn, lay, vec, upper);
+  if constexpr (kPacked) {
+    stage_in_packed<T, 16, 64>(s, A + first * nn, count * nn, lay, upper);
+  } else {
+    stage_in_exact<T, 16, 64>(s, A + first * nn, count * nn, lay, vec, upper);
+  }
   __syncthreads();
   const int g = threadIdx.x / 32, q = threadIdx.x % 32;
   if (g < count) {  // whole warps (see potrf_warp64_kernel)
     T* mat = s + g * lay.ms;
-    T a0[32], a1[64];
-    warp64_load_rows(a0, a1, mat, lay.pitch, n, q, upper);
-    __syncwarp();
-    const int inf = warp64_potrf(a0, a1, mat, lay.pitch, n, upper, q,
-                                 colbufs + g * kWarp64ColBuf);
+    const int inf =
+        warp64_factor_staged<T, kPacked>(mat, lay, n, upper, q, colbufs + g * kWarp64ColBuf);
     if (q == 0) info[first + g] = inf;
     __syncwarp();  // the warp's factor is in shared memory
     const bool conj_rhs = upper && IsComplex<T>::value;
@@ -212,14 +239,22 @@ __global__ void __launch_bounds__(256)
       T b0 = B[sys + int64_t(q) * k + c];  // q < 32 < n
       T b1 = q + 32 < n ? B[sys + int64_t(q + 32) * k + c] : T(0);
       if (conj_rhs) b0 = conj_(b0), b1 = conj_(b1);
-      warp64_potrs(mat, lay.pitch, n, upper, q, b0, b1);
+      if constexpr (kPacked) {
+        warp64_potrs(mat, PackedAccess{}, n, q, b0, b1);
+      } else {
+        warp64_potrs(mat, SquareAccess{lay.pitch, upper}, n, q, b0, b1);
+      }
       X[sys + int64_t(q) * k + c] = conj_rhs ? conj_(b0) : b0;
       if (q + 32 < n) X[sys + int64_t(q + 32) * k + c] = conj_rhs ? conj_(b1) : b1;
     }
   }
   if (L == nullptr) return;
   __syncthreads();
-  stage_out_exact<T, 64>(L + first * nn, s, count * nn, lay, vec, upper);
+  if constexpr (kPacked) {
+    stage_out_packed<T, 64>(L + first * nn, s, count * nn, lay, upper);
+  } else {
+    stage_out_exact<T, 64>(L + first * nn, s, count * nn, lay, vec, upper);
+  }
 }
 
 }  // namespace cuda

@@ -105,12 +105,22 @@ bool stage_vectorizable(const void* a, const void* b, int n) {
 
 // One warp per matrix for 32 < n <= 64 (warp64_chol.cuh): the stage layout and launch
 // shape (threads, shared memory) of either kernel.
+// packed: the packed stage (stage_copy.cuh) at n = 64 with 16-byte copies, half the
+// shared memory of the square one, which held the float32 kernels there at 12 one-warp
+// blocks per SM against 16 by their 128 registers. H100, 2026-11-24
+// (results/h100-2026-11-24-warp64-packed-ab.txt): potrf 10,000 matrices 0.237 -> 0.213
+// ms, posv_solve 100,000 systems 2.457 -> 2.071 ms. Not below 64 (the square stage is
+// under the limit there, and the packed copies place most elements one by one: n = 48
+// 0.459 -> 0.581 ms, 34 0.645 -> 0.860).
 template <typename T>
 struct Warp64Launch {
   StageLayout lay;
   int threads;
   size_t smem;
-  explicit Warp64Launch(int n) : lay(make_stage_layout<32>(n)) {
+  bool packed;
+  Warp64Launch(int n, bool vec)
+      : lay(vec && n == 64 ? make_packed_stage_layout(n) : make_stage_layout<32>(n)),
+        packed(vec && n == 64) {
     threads = 32 * warp_blocks_warps<T, 32>(lay);
     smem = size_t(threads / 32) * (lay.ms + kWarp64ColBuf) * sizeof(T);
   }
@@ -133,11 +143,11 @@ void launch_potrf_warp_impl(const T* A, T* L, int* info, int64_t batch, int n, b
                             cudaStream_t stream) {
   if constexpr (sizeof(T) == 4) {
     if (n > 32) {
-      const Warp64Launch<T> w(n);
-      auto kernel = potrf_warp64_kernel<T>;
+      const bool vec = stage_vectorizable<T>(A, L, n);
+      const Warp64Launch<T> w(n, vec);
+      auto kernel = w.packed ? potrf_warp64_kernel<T, true> : potrf_warp64_kernel<T, false>;
       allow_dynamic_smem(kernel, w.smem);
-      kernel<<<w.blocks(batch), w.threads, w.smem, stream>>>(A, L, info, batch, w.lay, upper,
-                                                             stage_vectorizable<T>(A, L, n));
+      kernel<<<w.blocks(batch), w.threads, w.smem, stream>>>(A, L, info, batch, w.lay, upper, vec);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }
@@ -180,11 +190,12 @@ bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_
   if (n < 1 || n > warp_chol_max_n<T>()) return false;
   if constexpr (sizeof(T) == 4) {
     if (n > 32) {
-      const Warp64Launch<T> w(n);
-      auto kernel = posv_warp64_kernel<T>;
+      const bool vec = stage_vectorizable<T>(A, L, n);
+      const Warp64Launch<T> w(n, vec);
+      auto kernel = w.packed ? posv_warp64_kernel<T, true> : posv_warp64_kernel<T, false>;
       allow_dynamic_smem(kernel, w.smem);
-      kernel<<<w.blocks(batch), w.threads, w.smem, stream>>>(
-          A, B, X, L, info, batch, k, w.lay, upper, stage_vectorizable<T>(A, L, n));
+      kernel<<<w.blocks(batch), w.threads, w.smem, stream>>>(A, B, X, L, info, batch, k, w.lay,
+                                                             upper, vec);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return true;
     }
