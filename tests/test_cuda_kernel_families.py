@@ -171,3 +171,42 @@ def test_fused_posv_past_32_failures_are_per_system(monkeypatch, n, dtype, upper
         assert_close_rel(X[good], ref, bound, f"posv n={n} k={k}")
         assert_close_rel(Xs[good], ref, bound, f"posv_solve n={n} k={k}")
         assert_close_rel(reconstruct(L[good], upper), to_ref(A[good]), tol(dtype, n), "posv L")
+
+
+def _misaligned_copy(A):
+    # The same values one element into a fresh buffer: contiguous, but not 16-byte
+    # aligned, so the staged kernels take their element copies and the square stage.
+    flat = torch.empty(A.numel() + 1, dtype=A.dtype, device=A.device)
+    out = flat[1:].view(A.shape)
+    out.copy_(A)
+    assert out.data_ptr() % 16 != 0
+    return out
+
+
+@pytest.mark.parametrize(
+    "dtype,n",
+    [(torch.float64, n) for n in (26, 28, 30, 31, 32)] + [(torch.float32, n) for n in (62, 64)],
+)
+@pytest.mark.parametrize("upper", [False, True])
+def test_packed_and_square_stages_agree(monkeypatch, dtype, n, upper):
+    # The warp potrf stages float64 orders 25..32 and the warp64 kernels float32 n = 64
+    # as a packed triangle when the copies can be 16-byte ones, the square stage
+    # otherwise; the arithmetic is the same, so the factors agree bit for bit. 35
+    # matrices leave the last block partly empty; one has a failing minor, one a NaN,
+    # and the other triangle holds NaN (it must never be read).
+    A = make_spd((35,), n, dtype, "cuda", cond=100.0)
+    A[7] = break_minor(A[7], n // 2).to(dtype)
+    A[20, n - 1, n - 1] = float("nan")
+    A_in = fill_other_triangle(A, upper, float("nan"))
+    L, info = ops.potrf(A_in, upper)
+    L2, info2 = ops.potrf(_misaligned_copy(A_in), upper)
+    assert torch.equal(info, info2) and info[7] == n // 2 and info[20] == n
+    assert torch.equal(L.nan_to_num(7.0), L2.nan_to_num(7.0))
+    good = [i for i in range(35) if i not in (7, 20)]
+    _factor_ok(A[good], L[good], info[good], upper)
+    if dtype == torch.float32:  # the fused warp64 posv at n = 64
+        monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "8")
+        B = make_rhs((35, n, 2), dtype, "cuda")
+        X, info3 = ops.posv_solve(A_in, B, upper)
+        X2, info4 = ops.posv_solve(_misaligned_copy(A_in), B, upper)
+        assert torch.equal(info3, info4) and torch.equal(X[good], X2[good])
