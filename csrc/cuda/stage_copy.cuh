@@ -12,8 +12,10 @@
 //   W(i, j) is at RowIndex (lower) or ColumnIndex (upper).
 // - packed (make_packed_stage_layout): only W's lower triangle, row by row, W(i, j) at
 //   i (i + 1) / 2 + j (PackedIndex), half the shared memory. The triangular numbers of
-//   32 consecutive rows are distinct mod 16, so the 8-byte reads of a half warp whose
-//   16 lanes read one matrix's rows q + 16 t are free of bank conflicts.
+//   rows 16 t .. 16 t + 15 are distinct mod 16 and those of rows 32 t .. 32 t + 31 mod
+//   32, so the 8-byte reads of a half warp whose 16 lanes read one matrix's rows
+//   q + 16 t (warp potrf, float64) and the 4-byte reads of a warp reading rows q + 32 t
+//   (warp64, float32) are free of bank conflicts.
 #pragma once
 
 #include <cstdint>
@@ -131,12 +133,14 @@ __device__ __forceinline__ bool stage_vec_needed(int i, int j, bool upper) {
 // N: see stage_locate.
 //
 // kTri: when a 16-byte vector never crosses a row (N % V == 0), the vectors wholly
-// outside the working triangle are neither loaded nor stored (the stage is read there
-// only). A row of order 32 needs 1..8 of its 8 sectors: ~44% fewer bytes read in
-// float64. H100, 2026-11-24 (results/h100-2026-11-24-stage-tri-ab.txt, one build, a
-// run-time switch): potrf of the warp family float64 n = 16 / 32 6% faster, float32
-// n = 32 3%; but warp64 (float32 n = 64) 3%, wide (float64 n = 64) 4% and the fused posv
-// kernels 1-5% slower with the same skipping, so those copy everything.
+// outside the working triangle are neither loaded nor stored (only the triangle is ever
+// read from the stage). A row of order 32 needs 1..8 of its 8 sectors: ~44% fewer
+// bytes read in float64. H100, 2026-11-24 (results/h100-2026-11-24-stage-tri-ab.txt,
+// one build, a run-time switch): potrf of the warp family float64 n = 16 / 32 6%
+// faster, float32 n = 32 3%; but warp64 (float32 n = 64) 3%, wide (float64 n = 64) 4%
+// and the fused posv kernels 1-5% slower with the same skipping into the square stage,
+// so those copy everything. (The packed stages below skip them too: there the
+// occupancy they win outweighs it.)
 template <typename T, int U = 4, int N = 0, bool kTri = false>
 __device__ __forceinline__ void stage_in(T* __restrict__ s, const T* __restrict__ g, int total,
                                          const StageLayout& lay, bool vec, bool upper) {
