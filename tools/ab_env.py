@@ -1,0 +1,84 @@
+"""A/B of a kernel variant behind an environment switch, in one process (GPU).
+
+    ZZ_VARIANT is read by a temporary switch in the launcher under test, e.g.
+        if (std::getenv("ZZ_VARIANT") != nullptr) return launch(new_kernel, ...);
+    python3 tools/ab_env.py ZZ_VARIANT potrf:float64:32 posv:float32:64 --rounds 4
+
+Each case is op:dtype:n with op potrf (lower) or posv (posv_solve, one right-hand side),
+bench_fixed's batch and inputs. The two arms alternate for --rounds rounds (CUDA events,
+benchmarks/common.median_ms each), so the machine's drift hits both alike; the table
+shows the best round of each arm (lower factor; "old": switch unset, "new": set) and whether both
+arms' outputs agree bit for bit, for the lower and the upper factor. Device-host timing
+differs between machines of one kind by more than most changes: compare arms of one run.
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+import common  # noqa: E402
+from bench_fixed import cost, default_batch, make_spd  # noqa: E402
+
+import torch_batchchol  # noqa: F401,E402
+
+ops = torch.ops.batchchol
+
+
+def calls(op, A, upper):
+    if op == "potrf":
+        return lambda: ops.potrf(A, upper)
+    b = torch.randn(A.shape[0], A.shape[-1], 1, dtype=A.dtype, device=A.device)
+    return lambda: ops.posv_solve(A, b, upper)
+
+
+def same_outputs(var, fn):
+    """Whether fn's outputs with the switch unset and set agree bit for bit (NaN too)."""
+    first = fn()
+    os.environ[var] = "1"
+    try:
+        second = fn()
+    finally:
+        del os.environ[var]
+    return all(torch.equal(x.nan_to_num(7.0), y.nan_to_num(7.0)) for x, y in zip(first, second))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("var", help="the environment variable the switch reads")
+    ap.add_argument("cases", nargs="+", help="op:dtype:n (op: potrf | posv)")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    if args.var in os.environ:
+        sys.exit(f"unset {args.var} first: the script sets it for the 'new' arm")
+    dev = torch.device("cuda")
+    bw = common.copy_bandwidth(dev)
+    print(f"device {torch.cuda.get_device_name()} | copy bandwidth {bw / 1e9:.1f} GB/s | "
+          f"{args.rounds} rounds, best of each arm", flush=True)
+    print(f"{'case':22s} {'batch':>8s} {'old ms':>9s} {'new ms':>9s} {'old/new':>8s} "
+          f"{'roofline':>9s}  same (lower, upper)")
+    for case in args.cases:
+        op, dname, n = case.split(":")
+        if op not in ("potrf", "posv"):
+            sys.exit(f"unknown op {op!r} in {case!r}")
+        n, dtype = int(n), getattr(torch, dname)
+        batch = default_batch(op, n, dtype)
+        A = make_spd(batch, n, dtype, dev)
+        lower, upper = calls(op, A, False), calls(op, A, True)
+        same = (same_outputs(args.var, lower), same_outputs(args.var, upper))
+        old, new = [], []
+        for _ in range(args.rounds):
+            old.append(common.median_ms(lower))
+            new.append(common.median_ms_with_env({args.var: "1"}, lower))
+        nbytes, _ = cost(op, n, 1, A.element_size())
+        roof_ms = nbytes * batch / bw * 1e3
+        print(f"{case:22s} {batch:8d} {min(old):9.4f} {min(new):9.4f} {min(old) / min(new):8.3f} "
+              f"{roof_ms / min(new):9.2f}  {same}", flush=True)
+        del A
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
