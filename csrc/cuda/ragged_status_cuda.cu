@@ -37,9 +37,9 @@ constexpr int kStatusThreads = 256;
 // What the metadata says of one block: its status before the overlap check and, when
 // it is live (valid and not empty), the elements [start, end) it covers.
 struct BlockSpan {
-  int32_t pre;
-  bool live;
-  int64_t start, end;
+  int32_t pre = 0;
+  bool live = false;
+  int64_t start = 0, end = 0;
 };
 
 struct StatusArgs {
@@ -52,7 +52,7 @@ __device__ __forceinline__ BlockSpan block_span(const IdxT* __restrict__ n,
                                                 const int64_t* __restrict__ off,
                                                 const StatusArgs& a, int64_t i) {
   const int64_t ni = n[i];
-  BlockSpan s{0, false, 0, 0};
+  BlockSpan s;
   if (ni < 0) {
     s.pre = kNegativeSize;
   } else if (ni > a.limit) {
@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(kStatusThreads)
   const int t = threadIdx.x, lane = t % 32, warp = t / 32;
   const int64_t base = int64_t(blockIdx.x) * kStatusThreads;
   const int64_t i = base + t;
-  const BlockSpan s = i < a.count ? block_span(n, off, a, i) : BlockSpan{0, false, 0, 0};
+  const BlockSpan s = i < a.count ? block_span(n, off, a, i) : BlockSpan{};
   span_end[t] = s.end;
   // Exclusive max-scan of the live thread indices: the nearest live block before t.
   int last = s.live ? t : -1;
@@ -182,12 +182,12 @@ __global__ void __launch_bounds__(kStatusThreads)
   if (!__syncthreads_or(raised)) return;
   __shared__ int64_t tile_start[kStatusThreads], tile_end[kStatusThreads];
   const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
-  const BlockSpan s = i < a.count ? block_span(n, off, a, i) : BlockSpan{0, false, 0, 0};
+  const BlockSpan s = i < a.count ? block_span(n, off, a, i) : BlockSpan{};
   bool clash = false;
   for (int64_t j0 = 0; j0 < a.count; j0 += kStatusThreads) {
     __syncthreads();
     const int64_t jl = j0 + threadIdx.x;
-    const BlockSpan t = jl < a.count ? block_span(n, off, a, jl) : BlockSpan{0, false, 0, 0};
+    const BlockSpan t = jl < a.count ? block_span(n, off, a, jl) : BlockSpan{};
     tile_start[threadIdx.x] = t.live ? t.start : INT64_MIN;
     tile_end[threadIdx.x] = t.live ? t.end : INT64_MIN;
     __syncthreads();

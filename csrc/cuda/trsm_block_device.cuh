@@ -29,12 +29,11 @@
 #pragma once
 
 #include "cuda/async_copy.cuh"
+#include "cuda/packed_triangle.cuh"
 #include "cuda/scalar_ops.cuh"
 
 namespace batchchol {
 namespace cuda {
-
-__host__ __device__ constexpr int lo_row(int r) { return r * (r + 1) / 2; }
 
 template <int N>
 __host__ __device__ constexpr int up_row(int r) {

@@ -161,11 +161,8 @@ __device__ __forceinline__ int warp64_factor_staged(T* mat, const StageLayout& l
     __syncwarp();  // every lane has read its rows before any L entry overwrites them
     return warp64_potrf(a0, a1, mat, PackedAccess{}, n, q, colbuf);
   } else {
-    if (upper) {
-      warp64_load_rows(a0, a1, mat, ColumnIndex{lay.pitch}, n, q);
-    } else {
-      warp64_load_rows(a0, a1, mat, RowIndex{lay.pitch}, n, q);
-    }
+    with_square_index(lay.pitch, upper,
+                      [&](auto at) { warp64_load_rows(a0, a1, mat, at, n, q); });
     __syncwarp();
     return warp64_potrf(a0, a1, mat, SquareAccess{lay.pitch, upper}, n, q, colbuf);
   }

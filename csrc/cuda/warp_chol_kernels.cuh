@@ -40,13 +40,8 @@ template <typename T, int NP, int P>
 __device__ __forceinline__ void load_group_rows(T (&a)[GroupShape<NP, P>::kRows][NP],
                                                 const T* mat, int pitch, int n_eff, int q,
                                                 bool upper) {
-  // One loop per layout: an index that selects per entry cost the fused posv 25 more
-  // registers (float32 NP = 32: 128 -> 153).
-  if (upper) {
-    load_group_rows<T, NP, P>(a, mat, ColumnIndex{pitch}, n_eff, q);
-  } else {
-    load_group_rows<T, NP, P>(a, mat, RowIndex{pitch}, n_eff, q);
-  }
+  with_square_index(pitch, upper,
+                    [&](auto at) { load_group_rows<T, NP, P>(a, mat, at, n_eff, q); });
 }
 
 // Writes the lane's factor rows back where load_group_rows read them (j <= i only).
@@ -90,11 +85,8 @@ template <typename T, int NP, int P>
 __device__ __forceinline__ void load_group_cols(T (&col)[GroupShape<NP, P>::kRows][NP],
                                                 const T* mat, int pitch, int n_eff, int q,
                                                 bool upper) {
-  if (upper) {
-    load_group_cols<T, NP, P>(col, mat, ColumnIndex{pitch}, n_eff, q);
-  } else {
-    load_group_cols<T, NP, P>(col, mat, RowIndex{pitch}, n_eff, q);
-  }
+  with_square_index(pitch, upper,
+                    [&](auto at) { load_group_cols<T, NP, P>(col, mat, at, n_eff, q); });
 }
 
 // Factors the staged matrix `mat` (order n_eff, identity-padded to NP; n_eff = 0: an
@@ -118,11 +110,8 @@ __device__ __forceinline__ int group_factor_staged(T* mat, int pitch, int n_eff,
   T a[GroupShape<NP, P>::kRows][NP];
   load_group_rows<T, NP, P>(a, mat, pitch, n_eff, q, upper);
   const int inf = group_potrf<T, NP, P>(a, rdiag, q);
-  if (upper) {
-    store_group_rows<T, NP, P>(a, mat, ColumnIndex{pitch}, n_eff, q);
-  } else {
-    store_group_rows<T, NP, P>(a, mat, RowIndex{pitch}, n_eff, q);
-  }
+  with_square_index(pitch, upper,
+                    [&](auto at) { store_group_rows<T, NP, P>(a, mat, at, n_eff, q); });
   return inf;
 }
 
