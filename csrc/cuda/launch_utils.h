@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 namespace batchchol {
 namespace cuda {
@@ -16,14 +18,39 @@ inline size_t max_dynamic_smem() {
   return at::cuda::getCurrentDeviceProperties()->sharedMemPerBlockOptin;
 }
 
-// Kernels needing more than the default 48 KB must opt in before launch; the
-// attribute is per function and device, and setting it again is cheap.
+// Kernels needing more than the default 48 KB must opt in before launch, once per
+// function and device (to the largest size launched so far): setting the attribute is
+// a driver call, on every launch otherwise, and host time is most of a small ragged
+// call. A few dozen kernels opt in, so a locked list will do; the attribute is set
+// under the lock, so no thread launches before it is.
+inline void allow_dynamic_smem_impl(const void* kernel, size_t bytes) {
+  struct Entry {
+    const void* kernel;
+    int device;
+    size_t bytes;
+  };
+  static std::mutex mutex;
+  static std::vector<Entry> done;
+  const int device = c10::cuda::current_device();
+  const std::lock_guard<std::mutex> lock(mutex);
+  Entry* entry = nullptr;
+  for (Entry& e : done) {
+    if (e.kernel == kernel && e.device == device) entry = &e;
+  }
+  if (entry && entry->bytes >= bytes) return;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(bytes)));
+  if (entry) {
+    entry->bytes = bytes;
+  } else {
+    done.push_back({kernel, device, bytes});
+  }
+}
+
 template <typename Kernel>
 inline void allow_dynamic_smem(Kernel kernel, size_t bytes) {
-  if (bytes > 48 * 1024) {
-    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(bytes)));
-  }
+  if (bytes <= 48 * 1024) return;
+  allow_dynamic_smem_impl(reinterpret_cast<const void*>(kernel), bytes);
 }
 
 // Blocks of `kernel` (launched with `threads` and `smem`) resident on one SM, at least 1.

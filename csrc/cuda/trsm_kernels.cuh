@@ -10,6 +10,7 @@
 #include <climits>
 #include <type_traits>
 
+#include "cuda/launch_utils.h"
 #include "cuda/trsm_device.cuh"
 
 namespace batchchol {
@@ -153,10 +154,7 @@ inline dim3 trsm_prepare_launch(Kernel kernel, TrsmBatchParams& p, int64_t col_b
   const int64_t blocks = (work + kTrsmWarps - 1) / kTrsmWarps;
   TORCH_CHECK(blocks <= INT_MAX, "batchchol: batch too large for one launch");
   smem = kTrsmWarps * trsm_warp_smem_bytes<T, CPW>();
-  if (smem > 48 * 1024) {
-    C10_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  }
+  allow_dynamic_smem(kernel, smem);
   return dim3(unsigned(blocks));
 }
 
