@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "autograd/formulas.h"
+#include "autograd/records_grad.h"
 #include "common/dispatch_api.h"
 
 namespace batchchol {
@@ -57,6 +58,10 @@ class PosvFunction : public torch::autograd::Function<PosvFunction> {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_autograd(const at::Tensor& A,
                                                              const at::Tensor& B, bool upper) {
+  if (!records_grad({A, B})) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return api::posv(A, B, upper);
+  }
   auto out = PosvFunction::apply(A, B, upper);
   return {out[0], out[1], out[2]};
 }
@@ -65,7 +70,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_autograd(const at::Tensor& A
 // the backward (the same formulas: posv_solve's X is posv's X).
 std::tuple<at::Tensor, at::Tensor> posv_solve_autograd(const at::Tensor& A, const at::Tensor& B,
                                                        bool upper) {
-  if (!at::GradMode::is_enabled() || !(A.requires_grad() || B.requires_grad())) {
+  if (!records_grad({A, B})) {
     at::AutoDispatchBelowADInplaceOrView guard;
     return api::posv_solve(A, B, upper);
   }

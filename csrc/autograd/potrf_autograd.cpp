@@ -3,6 +3,7 @@
 #include <torch/library.h>
 
 #include "autograd/formulas.h"
+#include "autograd/records_grad.h"
 #include "common/dispatch_api.h"
 
 namespace batchchol {
@@ -31,6 +32,10 @@ class PotrfFunction : public torch::autograd::Function<PotrfFunction> {
 };
 
 std::tuple<at::Tensor, at::Tensor> potrf_autograd(const at::Tensor& A, bool upper) {
+  if (!records_grad({A})) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return api::potrf(A, upper);
+  }
   auto out = PotrfFunction::apply(A, upper);
   return {out[0], out[1]};
 }

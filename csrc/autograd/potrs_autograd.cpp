@@ -3,6 +3,7 @@
 #include <torch/library.h>
 
 #include "autograd/formulas.h"
+#include "autograd/records_grad.h"
 #include "common/dispatch_api.h"
 
 namespace batchchol {
@@ -44,6 +45,10 @@ class PotrsFunction : public torch::autograd::Function<PotrsFunction> {
 };
 
 at::Tensor potrs_autograd(const at::Tensor& L, const at::Tensor& B, bool upper) {
+  if (!records_grad({L, B})) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return api::potrs(L, B, upper);
+  }
   return PotrsFunction::apply(L, B, upper)[0];
 }
 

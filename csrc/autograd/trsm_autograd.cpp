@@ -3,6 +3,7 @@
 #include <torch/library.h>
 
 #include "autograd/formulas.h"
+#include "autograd/records_grad.h"
 #include "common/dispatch_api.h"
 
 namespace batchchol {
@@ -41,6 +42,10 @@ class TrsmFunction : public torch::autograd::Function<TrsmFunction> {
 
 at::Tensor trsm_autograd(const at::Tensor& A, const at::Tensor& B, bool upper, bool left,
                          bool transpose, bool unit_diagonal) {
+  if (!records_grad({A, B})) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return api::trsm(A, B, upper, left, transpose, unit_diagonal);
+  }
   return TrsmFunction::apply(A, B, upper, left, transpose, unit_diagonal)[0];
 }
 

@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "autograd/vbatched_formulas.h"
+#include "autograd/records_grad.h"
 #include "common/dispatch_api_vbatched.h"
 
 namespace batchchol {
@@ -178,6 +179,10 @@ class TriV : public torch::autograd::Function<TriV> {
 
 at::Tensor tri_vbatched_autograd(const at::Tensor& X, const at::Tensor& n,
                                  const at::Tensor& offsets, int64_t mode, OptInt max_n) {
+  if (!records_grad({X})) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return api::tri_vbatched(X, n, offsets, mode, max_n);
+  }
   return TriV::apply(X, n, offsets, mode, max_n)[0];
 }
 
@@ -185,6 +190,10 @@ std::tuple<at::Tensor, at::Tensor> potrf_vbatched_autograd(const at::Tensor& A,
                                                            const at::Tensor& n,
                                                            const at::Tensor& offsets,
                                                            OptInt max_n, bool upper) {
+  if (!records_grad({A})) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return api::potrf_vbatched(A, n, offsets, max_n, upper);
+  }
   auto o = PotrfV::apply(A, n, offsets, max_n, upper);
   return {o[0], o[1]};
 }
@@ -193,12 +202,20 @@ at::Tensor potrs_vbatched_autograd(const at::Tensor& L, const at::Tensor& n,
                                    const at::Tensor& offsets, const at::Tensor& B,
                                    const at::Tensor& b_offsets, int64_t k, OptInt max_n,
                                    bool upper) {
+  if (!records_grad({L, B})) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return api::potrs_vbatched(L, n, offsets, B, b_offsets, k, max_n, upper);
+  }
   return PotrsV::apply(L, n, offsets, B, b_offsets, k, max_n, upper)[0];
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_vbatched_autograd(
     const at::Tensor& A, const at::Tensor& n, const at::Tensor& offsets, const at::Tensor& B,
     const at::Tensor& b_offsets, int64_t k, OptInt max_n, bool upper) {
+  if (!records_grad({A, B})) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return api::posv_vbatched(A, n, offsets, B, b_offsets, k, max_n, upper);
+  }
   auto o = PosvV::apply(A, n, offsets, B, b_offsets, k, max_n, upper);
   return {o[0], o[1], o[2]};
 }
@@ -207,6 +224,11 @@ at::Tensor trsm_vbatched_autograd(const at::Tensor& A, const at::Tensor& n,
                                   const at::Tensor& offsets, const at::Tensor& B,
                                   const at::Tensor& b_offsets, int64_t k, OptInt max_n,
                                   bool upper, bool left, bool transpose, bool unit_diagonal) {
+  if (!records_grad({A, B})) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return api::trsm_vbatched(A, n, offsets, B, b_offsets, k, max_n, upper, left, transpose,
+                              unit_diagonal);
+  }
   return TrsmV::apply(A, n, offsets, B, b_offsets, k, max_n, upper, left, transpose,
                       unit_diagonal)[0];
 }
