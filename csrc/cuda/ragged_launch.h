@@ -13,6 +13,10 @@ namespace cuda {
 // inside them (the potrf kernels write those in full). Asynchronous, no host sync.
 at::Tensor ragged_matrix_output(const at::Tensor& values, const RaggedBatch& rb);
 
+// A zeroed contiguous buffer shaped like `like`, cleared by a memset (at::zeros_like goes
+// through TensorIterator's fill launch: several microseconds more host time).
+at::Tensor zeroed_like(const at::Tensor& like);
+
 // L (zeroed by the caller outside the blocks) and info for the matrices of A.
 void launch_potrf_ragged(const at::Tensor& A, at::Tensor& L, at::Tensor& info,
                          const RaggedBatch& rb, bool upper);

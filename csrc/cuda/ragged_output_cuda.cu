@@ -6,7 +6,9 @@
 // device flag, and a second kernel, which returns at once while the flag is clear,
 // zeroes everything.
 // (A memset of L cost 0.46 of the 3.6 ms of 10,000 float64 matrices of order 128 on
-// an H100: a full extra write of the output.)
+// an H100: a full extra write of the output.) Small outputs are cleared with one memset
+// all the same: one GPU operation instead of three and an allocation fewer, for calls
+// that are bound by host time and the count of GPU operations.
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 
@@ -21,6 +23,9 @@ constexpr int kZeroThreads = 256;
 // Longest gap one thread zeroes by itself; a longer one (a buffer with room to spare
 // after its blocks, say) raises the flag instead, for the grid-wide clear.
 constexpr int64_t kMaxSerialGap = 1024;
+// Outputs of at most this many bytes are cleared whole by a memset (a few microseconds
+// of GPU time at most).
+constexpr int64_t kMemsetOutputBytes = int64_t(16) << 20;
 
 template <typename T>
 __global__ void zero_gaps_kernel(T* __restrict__ out, int64_t numel,
@@ -56,12 +61,24 @@ __global__ void zero_all_if_kernel(T* __restrict__ out, int64_t numel, const int
 
 }  // namespace
 
+at::Tensor zeroed_like(const at::Tensor& like) {
+  at::Tensor out = at::empty_like(like, at::MemoryFormat::Contiguous);
+  if (out.nbytes() > 0) {
+    C10_CUDA_CHECK(cudaMemsetAsync(out.mutable_data_ptr(), 0, out.nbytes(),
+                                   at::cuda::getCurrentCUDAStream()));
+  }
+  return out;
+}
+
 at::Tensor ragged_matrix_output(const at::Tensor& values, const RaggedBatch& rb) {
   at::Tensor out = at::empty_like(values, at::MemoryFormat::Contiguous);
   const int64_t numel = out.numel();
   if (numel == 0) return out;
-  if (rb.count == 0) return out.zero_();
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  if (rb.count == 0 || out.nbytes() <= static_cast<size_t>(kMemsetOutputBytes)) {
+    C10_CUDA_CHECK(cudaMemsetAsync(out.mutable_data_ptr(), 0, out.nbytes(), stream));
+    return out;
+  }
   // A memset rather than at::zeros, whose fill goes through TensorIterator's launch path
   // (host time is most of a small ragged call).
   at::Tensor flag = at::empty({1}, values.options().dtype(at::kInt));

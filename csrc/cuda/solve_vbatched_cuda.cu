@@ -83,7 +83,7 @@ at::Tensor potrs_vbatched_cuda(const at::Tensor& L, const at::Tensor& n, const a
       prepare_ragged_solve(kPotrsV, "L", L, n, offsets, B, b_offsets, k, max_n, /*left=*/true);
   const c10::cuda::OptionalCUDAGuard guard(L.device());
   const at::Tensor Lc = L.contiguous(), Bc = B.contiguous();
-  at::Tensor X = at::zeros_like(Bc);
+  at::Tensor X = cuda::zeroed_like(Bc);
   cuda::launch_solve_ragged(Lc, Bc, X, rb, k, /*potrs=*/true, upper, true, false, false);
   return X;
 }
@@ -96,7 +96,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_vbatched_cuda(
   const c10::cuda::OptionalCUDAGuard guard(A.device());
   const at::Tensor Ac = A.contiguous(), Bc = B.contiguous();
   at::Tensor L = cuda::ragged_matrix_output(Ac, rb);
-  at::Tensor X = at::zeros_like(Bc);
+  at::Tensor X = cuda::zeroed_like(Bc);
   at::Tensor info = at::empty({rb.count}, A.options().dtype(at::kInt));
   if (cuda::launch_posv_ragged_fused(Ac, Bc, X, L, info, rb, k, upper)) return {X, L, info};
   cuda::launch_potrf_ragged(Ac, L, info, rb, upper);
@@ -112,7 +112,7 @@ at::Tensor trsm_vbatched_cuda(const at::Tensor& A, const at::Tensor& n, const at
       prepare_ragged_solve(kTrsmV, "A", A, n, offsets, B, b_offsets, k, max_n, left);
   const c10::cuda::OptionalCUDAGuard guard(A.device());
   const at::Tensor Ac = A.contiguous(), Bc = B.contiguous();
-  at::Tensor X = at::zeros_like(Bc);
+  at::Tensor X = cuda::zeroed_like(Bc);
   cuda::launch_solve_ragged(Ac, Bc, X, rb, k, /*potrs=*/false, upper, left, transpose,
                             unit_diagonal);
   return X;

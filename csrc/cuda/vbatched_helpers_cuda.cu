@@ -9,6 +9,7 @@
 #include "common/ops_vbatched.h"
 #include "common/ragged.h"
 #include "cuda/launch_utils.h"
+#include "cuda/ragged_launch.h"
 #include "cuda/scalar_ops.cuh"
 
 namespace batchchol {
@@ -131,7 +132,7 @@ at::Tensor tri_vbatched_cuda(const at::Tensor& X, const at::Tensor& n, const at:
   const HelperBlocks hb = helper_block_status("batchchol._tri_vbatched", n, max_n,
                                               {{offsets, {}, X.numel(), true}});
   const at::Tensor Xc = X.contiguous();
-  at::Tensor Y = at::zeros_like(Xc);
+  at::Tensor Y = cuda::zeroed_like(Xc);
   const int64_t count = n.size(0);
   if (count == 0) return Y;
   TORCH_CHECK(count <= INT32_MAX, "batchchol._tri_vbatched: too many blocks");
