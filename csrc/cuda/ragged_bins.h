@@ -26,10 +26,17 @@ constexpr int kMaxSizeGroups = kMaxTileGroups + 16;
 // Built on the current stream without a host sync; the order inside a group is
 // unspecified.
 struct SizeGroups {
-  at::Tensor work;  // int32: counts[kMaxSizeGroups], cursors[kMaxSizeGroups], list[count]
+  // int32: counts[kMaxSizeGroups], cursors[kMaxSizeGroups], list[count] (or
+  // list[(groups + warp_classes) * stride])
+  at::Tensor work;
   int nt_hi = 0;
   int groups = 0;        // groups of the tile part
   int warp_classes = 0;  // groups of the warp part
+  // 0: group g's entries follow those of the groups before it (two passes over the
+  // sizes, a count and a placement); > 0: they start at list()[g * stride] (one pass,
+  // each group with room for the whole batch: small batches without a tile part, whose
+  // calls are bound by host time and the number of GPU operations).
+  int stride = 0;
   const int* counts() const { return work.const_data_ptr<int>(); }
   const int* list() const { return work.const_data_ptr<int>() + 2 * kMaxSizeGroups; }
   int warp_group(int c) const { return groups + c; }
@@ -40,6 +47,10 @@ struct SizeGroups {
 // tile part.
 // With `info`, the matrices that no launch of a family takes, n = 0 and those with
 // invalid metadata (rb.status), get their info here (0, or their status).
+// Batches of at most kOnePassGroupMax matrices with no tile part are grouped in one
+// pass (stride > 0); the tile part's launches need the contiguous layout (a launch may
+// take several consecutive groups).
+constexpr int64_t kOnePassGroupMax = int64_t(1) << 16;
 SizeGroups group_by_size(const RaggedBatch& rb, int warp_hi, int lo_n, int hi_n, int* info);
 
 }  // namespace cuda

@@ -1,5 +1,5 @@
 // group_by_size (ragged_bins.h): a counting sort of the matrices by size class, in two
-// passes over the sizes. Each block counts (or places) its matrices with shared-memory
+// passes over the sizes (one for small batches without a tile part). Each block counts (or places) its matrices with shared-memory
 // atomics and then reserves its slots with one global atomic per group, so the global
 // counters see a few hundred updates rather than one per matrix.
 #include <ATen/cuda/CUDAContext.h>
@@ -78,6 +78,26 @@ __global__ void size_group_place_kernel(const int* __restrict__ sizes,
   if (g >= 0) list[base[g] + slot] = static_cast<int>(b);
 }
 
+// One pass (SizeGroups::stride): group g's entries start at list[g * stride], its
+// count doubling as the cursor that hands out its slots.
+__global__ void size_group_place_strided_kernel(const int* __restrict__ sizes,
+                                                const int* __restrict__ status, int64_t count,
+                                                SizeKey key, int stride, int* __restrict__ counts,
+                                                int* __restrict__ list, int* __restrict__ info) {
+  __shared__ int local[kMaxSizeGroups];
+  __shared__ int base[kMaxSizeGroups];
+  if (threadIdx.x < kMaxSizeGroups) local[threadIdx.x] = 0;
+  __syncthreads();
+  const int64_t b = int64_t(blockIdx.x) * kBinThreads + threadIdx.x;
+  const int g = b < count ? matrix_group(key, sizes, status, b, info) : -1;
+  const int slot = g >= 0 ? atomicAdd(&local[g], 1) : 0;
+  __syncthreads();
+  if (threadIdx.x < kMaxSizeGroups && local[threadIdx.x] != 0)
+    base[threadIdx.x] = atomicAdd(&counts[threadIdx.x], local[threadIdx.x]);
+  __syncthreads();
+  if (g >= 0) list[int64_t(g) * stride + base[g] + slot] = static_cast<int>(b);
+}
+
 }  // namespace
 
 SizeGroups group_by_size(const RaggedBatch& rb, int warp_hi, int lo_n, int hi_n, int* info) {
@@ -94,7 +114,10 @@ SizeGroups group_by_size(const RaggedBatch& rb, int warp_hi, int lo_n, int hi_n,
   }
   sg.warp_classes = warp_hi > 0 ? warp_order_class(warp_hi) + 1 : 0;
   const int groups = sg.groups + sg.warp_classes;
-  sg.work = at::empty({2 * kMaxSizeGroups + rb.count}, rb.sizes.options().dtype(at::kInt));
+  const bool one_pass = !tiles && rb.count <= kOnePassGroupMax;
+  if (one_pass) sg.stride = static_cast<int>(rb.count);
+  const int64_t list_len = one_pass ? groups * rb.count : rb.count;
+  sg.work = at::empty({2 * kMaxSizeGroups + list_len}, rb.sizes.options().dtype(at::kInt));
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   int* w = sg.work.mutable_data_ptr<int>();
   C10_CUDA_CHECK(cudaMemsetAsync(w, 0, 2 * kMaxSizeGroups * sizeof(int), stream));
@@ -103,6 +126,12 @@ SizeGroups group_by_size(const RaggedBatch& rb, int warp_hi, int lo_n, int hi_n,
   const int* status = rb.status.defined() ? rb.status.const_data_ptr<int>() : nullptr;
   const SizeKey key{warp_hi, tiles ? lo_n : 1, tiles ? hi_n : 0, sg.nt_hi, sg.groups};
   const unsigned grid = ceil_div(rb.count, kBinThreads);
+  if (one_pass) {
+    size_group_place_strided_kernel<<<grid, kBinThreads, 0, stream>>>(
+        sizes, status, rb.count, key, sg.stride, w, w + 2 * kMaxSizeGroups, info);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return sg;
+  }
   size_group_count_kernel<<<grid, kBinThreads, 0, stream>>>(sizes, status, rb.count, key, w,
                                                             info);
   C10_CUDA_KERNEL_LAUNCH_CHECK();

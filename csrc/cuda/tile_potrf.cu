@@ -184,7 +184,8 @@ template <typename T>
 void launch_tile_groups_any(const T* A, T* L, int* info, const RaggedBatch& rb,
                             const SizeGroups& tg, int g_lo, int g_hi, bool upper, int warps,
                             cudaStream_t stream) {
-  TORCH_CHECK(0 <= g_lo && g_lo <= g_hi && g_hi < tg.groups && kTile * tg.nt_hi <= tile_max_n<T>(),
+  TORCH_CHECK(0 <= g_lo && g_lo <= g_hi && g_hi < tg.groups && tg.stride == 0 &&
+                  kTile * tg.nt_hi <= tile_max_n<T>(),
               "batchchol: bad tile groups for the tile potrf kernels");
   with_tile_threads(warps, [&](auto threads) {
     launch_tile_list<T, decltype(threads)::value>(A, L, info, rb, tg, g_lo, g_hi, upper, stream);

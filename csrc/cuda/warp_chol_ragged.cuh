@@ -125,6 +125,7 @@ struct WarpListArgs {
   const int* sizes;
   const int* counts;
   const int* list;
+  int stride;  // SizeGroups::stride
   int g0;
   bool upper;
   const T* B;
@@ -220,7 +221,8 @@ __global__ void __launch_bounds__(kWarpRangeThreads) warp_classes_kernel(WarpLis
   __shared__ int begin[K], length[K], first_task[K + 1];
   extern __shared__ __align__(16) unsigned char warp_smem_raw[];
   if (threadIdx.x < 32) {
-    // Group lane's count and start (the counts before it), one coalesced read.
+    // Group lane's count and start (the counts before it, or lane * stride), one
+    // coalesced read.
     const int lane = threadIdx.x;
     const int count = lane <= a.g0 + C_HI ? a.counts[lane] : 0;
     int start = count;
@@ -229,7 +231,7 @@ __global__ void __launch_bounds__(kWarpRangeThreads) warp_classes_kernel(WarpLis
       const int v = __shfl_up_sync(0xffffffffu, start, d);
       if (lane >= d) start += v;
     }
-    start -= count;
+    start = a.stride > 0 ? lane * a.stride : start - count;
     int tasks = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k) {

@@ -62,7 +62,7 @@ template <typename T>
 void launch_wide_group_any(const T* A, T* L, int* info, const RaggedBatch& rb,
                            const SizeGroups& tg, int g, bool upper, cudaStream_t stream) {
   const int nw = tg.nt_hi - g;
-  TORCH_CHECK(g >= 0 && g < tg.groups && nw >= 2 && 32 * nw <= wide_max_n<T>(),
+  TORCH_CHECK(g >= 0 && g < tg.groups && tg.stride == 0 && nw >= 2 && 32 * nw <= wide_max_n<T>(),
               "batchchol: the wide potrf kernels do not serve tile group ", g);
   with_wide_warps<T>(nw, [&](auto w) {
     launch_wide_list<T, decltype(w)::value>(A, L, info, rb, tg, g, upper, stream);
