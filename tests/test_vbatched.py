@@ -236,6 +236,60 @@ def test_potrf_vbatched_cuda_small_many(monkeypatch, family, dtype, upper):
             assert_solve_residual(A[1:], Xi, Bi, what=f"posv_vbatched n={s}")
 
 
+def _dominant_ragged(sizes, dtype):
+    """A ragged batch on the GPU, built there: entries in [-1, 1], diagonal n_i + 1, so
+    every matrix (its lower triangle read as symmetric) is positive definite."""
+    n = sizes.cuda()
+    offsets = torch.cumsum(n * n, 0) - n * n
+    values = torch.rand(int((sizes * sizes).sum()), dtype=dtype, device="cuda") * 2 - 1
+    owner = torch.repeat_interleave(torch.arange(len(n), device="cuda"), n)
+    first = torch.repeat_interleave(offsets - (torch.cumsum(n, 0) - n) * (n + 1), n)
+    j = torch.arange(int(sizes.sum()), device="cuda")
+    values[first + j * (n + 1)[owner]] = (n + 1)[owner].to(dtype)
+    return values, n, offsets
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("upper", [False, True])
+def test_vbatched_warp_launch_shapes_agree(dtype, upper):
+    # The warp family's ragged launches take three shapes by batch size: every order
+    # class in one launch with the size groups built in one pass (up to 16,384
+    # matrices), three launches with one pass (up to 65,536), three with two passes
+    # (more). The leading matrices of one 70,000-matrix batch of sizes 0..32, cut at
+    # 10,000 / 30,000 / all, get the same bits from each, and a sample of each size
+    # is checked against its matrix.
+    g = torch.Generator().manual_seed(5)
+    sizes = torch.randint(0, 33, (70000,), generator=g)
+    values, n, offsets = _dominant_ragged(sizes, dtype)
+    b_off = torch.cumsum(n, 0) - n
+    B = torch.randn(int(sizes.sum()), dtype=dtype, device="cuda")
+    out = {}
+    for count in (10000, 30000, 70000):
+        L, info = ops.potrf_vbatched(values, n[:count], offsets[:count], 32, upper)
+        X, _, pinfo = ops.posv_vbatched(values, n[:count], offsets[:count], B, b_off[:count], 1,
+                                        32, upper)
+        assert torch.equal(info, pinfo)
+        assert (info == 0).all()
+        out[count] = (L, X)
+    cut_l = int(offsets[10000])
+    cut_x = int(b_off[10000])
+    for count in (30000, 70000):
+        L, X = out[count]
+        assert torch.equal(L[:cut_l], out[10000][0][:cut_l]), count
+        assert torch.equal(X[:cut_x], out[10000][1][:cut_x]), count
+    L, X = out[70000]
+    for s in range(1, 33):
+        idx = (sizes == s).nonzero().view(-1)[-40:]  # the last ones: past every cut
+        o = offsets[idx.cuda()][:, None] + torch.arange(s * s, device="cuda")[None, :]
+        raw = values[o].view(-1, s, s).cpu()
+        A = raw.triu() + raw.triu(1).mT if upper else raw.tril() + raw.tril(-1).mT
+        assert_backward_error(A, L[o].view(-1, s, s).cpu(), upper, what=f"n={s}")
+        xo = b_off[idx.cuda()][:, None] + torch.arange(s, device="cuda")[None, :]
+        assert_solve_residual(A, X[xo].view(-1, s, 1).cpu(), B[xo].view(-1, s, 1).cpu(),
+                              what=f"posv n={s}")
+
+
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.complex128])
 @pytest.mark.parametrize("sizes", ["small", "medium"])

@@ -3,6 +3,7 @@
 //               per-matrix routine (warp_chol_ragged.cuh): the batch grouped by order
 //               class on the device (ragged_bins.h), each matrix at its class's
 //               compile-time order, three launches for the orders <= 8, <= 16, <= 32
+//               (one for small batches: warp_chol_launch.cuh)
 //   registers   (default for max_n <= 32, complex dtypes) NP lanes per matrix,
 //               identity-padded to NP, one launch per NP in 4, 8, 16, 32 (each matrix at
 //               the smallest that holds it)
@@ -196,8 +197,11 @@ void launch_size_groups(const T* A, T* L, int* info, const RaggedBatch& rb, int 
     int next = 0;
     if (tail) (*tail)(streams.pole_first(next++));
     launch_groups_of_sizes(A, L, info, rb, sg, one, upper, streams, next);
+    // The warp part's three launches: over the streams where they are all there is,
+    // else together on one (they are short beside the other launches).
+    const bool warp_only = sg.groups == 0 && tail == nullptr;
     launch_potrf_warp_groups(A, L, info, rb, sg, upper,
-                             single_stream(streams.pole_first(next++)));
+                             warp_only ? streams : single_stream(streams.pole_first(next++)));
   } else {
     TORCH_CHECK(false, kPotrfV, ": no size-class kernels for this dtype");
   }

@@ -218,7 +218,8 @@ bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_
 // Ragged batches: sg's warp part in three launches, order classes 0..7 (n <= 8),
 // 8..11 (n <= 16) and 12..15 (n <= 32): each launch's registers and staging are its
 // largest class's, so the small orders keep the occupancy of their own sizes. A launch
-// whose classes are all above sg's is skipped. The grid is what is resident at once
+// whose classes are all above sg's is skipped. Small batches take one launch for all
+// classes instead (kWarpOneLaunchMax, below). The grid is what is resident at once
 // (the warps loop over the tasks; the counts are on the device); the residency per SM
 // is computed once per launch shape, on the first call's device.
 template <typename T, int C_LO, int C_HI, bool kSolve>
@@ -235,10 +236,22 @@ void launch_warp_classes(const WarpListArgs<T>& args, const RaggedBatch& rb, con
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// Batches of at most this many matrices run every class in one launch: their calls are
+// bound by host time and by the launches' tails (on one stream each of the three
+// launches waits for the one before), and they use little of the occupancy that the
+// one launch's registers cost (float32 potrf 128, posv 168; float64 211 / 232). H100,
+// 5,000 matrices of sizes uniform in 1..32: GPU time per call float32 53 -> 35 us,
+// float64 70 -> 58, two launches less host time; 50,000 float64 matrices: 273 -> 325.
+constexpr int64_t kWarpOneLaunchMax = 16384;
+
 template <typename T, bool kSolve>
 void launch_warp_groups(const WarpListArgs<T>& args, const RaggedBatch& rb, const SizeGroups& sg,
                         const LaunchStreams& streams) {
   static_assert(kWarpOrderClasses == 16, "the launch ranges cover classes 0..15");
+  if (rb.count <= kWarpOneLaunchMax) {
+    launch_warp_classes<T, 0, 15, kSolve>(args, rb, sg, streams[0]);
+    return;
+  }
   launch_warp_classes<T, 12, 15, kSolve>(args, rb, sg, streams[0]);
   launch_warp_classes<T, 8, 11, kSolve>(args, rb, sg, streams[1]);
   launch_warp_classes<T, 0, 7, kSolve>(args, rb, sg, streams[2]);
@@ -255,6 +268,7 @@ WarpListArgs<T> warp_list_args(const T* A, T* L, int* info, const RaggedBatch& r
   args.sizes = rb.sizes.const_data_ptr<int>();
   args.counts = sg.counts();
   args.list = sg.list();
+  args.stride = sg.stride;
   args.g0 = sg.warp_group(0);
   args.upper = upper;
   return args;  // B, X, b_offsets null: factor only
