@@ -190,18 +190,14 @@ TensorStatus tensor_status(const at::Tensor& sizes, const at::Tensor& offsets, i
   // CUDA metadata: the same codes from a few kernels (ragged_status_cuda.cu).
   if (sizes.is_cuda() && sizes.size(0) <= cuda::kRaggedFastStatusMax) {
     ts.off = offsets.to(sizes.device());
-    cuda::BlockStatus a = cuda::block_status_cuda(sizes, ts.off, kSizeN, kSizeN, numel, limit,
-                                                  kMatrixOutOfRange, kMatrixOverlap, true);
-    ts.nc = a.clamped;
-    ts.status = a.status;
-    if (b_offsets) {
-      ts.b_off = b_offsets->to(sizes.device());
-      cuda::BlockStatus b =
-          cuda::block_status_cuda(sizes, ts.b_off, b_shape.rows, b_shape.cols, b_numel, limit,
-                                  kRhsOutOfRange, kRhsOverlap, false, a.status);
-      ts.b_status = b.status;
-      ts.status = b.merged;
-    }
+    const cuda::StatusOperand a{ts.off, kSizeN, kSizeN, numel, kMatrixOutOfRange, kMatrixOverlap};
+    if (b_offsets) ts.b_off = b_offsets->to(sizes.device());
+    const cuda::StatusOperand b{ts.b_off, b_shape.rows, b_shape.cols, b_numel, kRhsOutOfRange,
+                                kRhsOverlap};
+    cuda::BlockStatus st = cuda::block_status_cuda(sizes, limit, a, b_offsets ? &b : nullptr);
+    ts.nc = st.clamped;
+    ts.status = b_offsets ? st.merged : st.status;
+    ts.b_status = st.b_status;
     return ts;
   }
 #endif

@@ -1,5 +1,5 @@
-// Device-side validation of ragged metadata (common/ragged.h) in two launches per
-// operand, without a scan and without a memset.
+// Device-side validation of ragged metadata (common/ragged.h) in two launches for the
+// matrices and their right-hand sides together, without a scan and without a memset.
 //
 // The tensor-op version in ragged.cpp (sort by offset, gathers, a cummax, scatters: about
 // 35 launches per operand) cost ~0.6 ms per call on an H100. The first CUDA version
@@ -42,24 +42,37 @@ struct BlockSpan {
   int64_t start = 0, end = 0;
 };
 
-struct StatusArgs {
-  int64_t count, rows, cols, numel, limit;
+// One operand: its blocks are rows x cols (kSizeN: n_i) at off[i] in a buffer of numel.
+struct OperandArgs {
+  const int64_t* off;
+  int64_t rows, cols, numel;
   int32_t range_code, overlap_code;
+  int32_t* status;
+  int32_t* flags;  // one word per thread block
+};
+
+// The operands of one call (the matrices, and the right-hand sides when there are two),
+// checked in the same two launches: a solve's prologue would otherwise cost four.
+struct StatusArgs {
+  int64_t count, limit;
+  int ops;  // 1 or 2
+  OperandArgs op[2];
+  int32_t* clamped;  // the sizes clamped to [0, limit]
+  int32_t* merged;   // ops == 2: op[0]'s code where it is non-zero, else op[1]'s
 };
 
 template <typename IdxT>
-__device__ __forceinline__ BlockSpan block_span(const IdxT* __restrict__ n,
-                                                const int64_t* __restrict__ off,
-                                                const StatusArgs& a, int64_t i) {
+__device__ __forceinline__ BlockSpan block_span(const IdxT* __restrict__ n, const OperandArgs& a,
+                                                int64_t limit, int64_t i) {
   const int64_t ni = n[i];
   BlockSpan s;
   if (ni < 0) {
     s.pre = kNegativeSize;
-  } else if (ni > a.limit) {
+  } else if (ni > limit) {
     s.pre = kSizeAboveMaxN;
   } else {
     const int64_t ext = (a.rows == kSizeN ? ni : a.rows) * (a.cols == kSizeN ? ni : a.cols);
-    const int64_t o = off[i];  // < 2^62 above
+    const int64_t o = a.off[i];  // < 2^62 above
     if (o < 0 || ext > a.numel || o > a.numel - ext) {
       s.pre = a.range_code;
     } else if (ext > 0) {
@@ -82,8 +95,8 @@ static_assert(kRaggedFastStatusMax <= INT32_MAX, "look-back indices are ints");
 
 template <typename IdxT>
 __device__ __forceinline__ int64_t live_end_before(const IdxT* __restrict__ n,
-                                                   const int64_t* __restrict__ off,
-                                                   const StatusArgs& a, int before) {
+                                                   const OperandArgs& a, int64_t limit,
+                                                   int before) {
   __shared__ int warp_best[kStatusThreads / 32];
   __shared__ int64_t found_end;
   const int t = threadIdx.x;
@@ -94,7 +107,7 @@ __device__ __forceinline__ int64_t live_end_before(const IdxT* __restrict__ n,
     for (int u = 0; u < kLookBackPerThread; ++u) {
       const int j = j0 - (u * kStatusThreads + t);
       if (best < 0 && j >= 0) {
-        const BlockSpan p = block_span(n, off, a, j);
+        const BlockSpan p = block_span(n, a, limit, j);
         if (p.live) best = j, best_end = p.end;
       }
     }
@@ -111,32 +124,28 @@ __device__ __forceinline__ int64_t live_end_before(const IdxT* __restrict__ n,
   return INT64_MIN;
 }
 
-// status[i]: the block's code, 0 for a live block (exact unless its thread block raised
-// flags[blockIdx.x]); merged[i] (with prior): prior[i] where that is non-zero, else
-// status[i] (the first failing operand's code, as ragged.cpp's tensor version). A live
-// block's predecessor is found inside the thread block by a max-scan of the live
-// indices; only the thread block's first live block needs one from before the thread
-// block, which the whole thread block looks for.
+// One operand's status[i]: the block's code, 0 for a live block (exact unless its
+// thread block raised flags[blockIdx.x]). A live block's predecessor is found inside
+// the thread block by a max-scan of the live indices; only the thread block's first
+// live block needs one from before the thread block, which the whole thread block looks
+// for. Called by every thread of the block; returns the block's code.
 template <typename IdxT>
-__global__ void __launch_bounds__(kStatusThreads)
-    block_status_kernel(const IdxT* __restrict__ n, const int64_t* __restrict__ off,
-                        StatusArgs a, int32_t* __restrict__ status,
-                        int32_t* __restrict__ clamped, int32_t* __restrict__ flags,
-                        const int32_t* __restrict__ prior, int32_t* __restrict__ merged) {
+__device__ __forceinline__ int32_t operand_status(const IdxT* __restrict__ n, const OperandArgs& o,
+                                                  int64_t count, int64_t limit) {
   constexpr int kWarps = kStatusThreads / 32;
   __shared__ int64_t span_end[kStatusThreads];
   __shared__ int warp_last[kWarps];
   const int t = threadIdx.x, lane = t % 32, warp = t / 32;
   const int64_t base = int64_t(blockIdx.x) * kStatusThreads;
   const int64_t i = base + t;
-  const BlockSpan s = i < a.count ? block_span(n, off, a, i) : BlockSpan{};
+  const BlockSpan s = i < count ? block_span(n, o, limit, i) : BlockSpan{};
   span_end[t] = s.end;
   // Exclusive max-scan of the live thread indices: the nearest live block before t.
   int last = s.live ? t : -1;
 #pragma unroll
   for (int d = 1; d < 32; d *= 2) {
-    const int o = __shfl_up_sync(0xffffffffu, last, d);
-    if (lane >= d) last = max(last, o);
+    const int v = __shfl_up_sync(0xffffffffu, last, d);
+    if (lane >= d) last = max(last, v);
   }
   if (lane == 31) warp_last[warp] = last;
   int prev = __shfl_up_sync(0xffffffffu, last, 1);
@@ -150,90 +159,101 @@ __global__ void __launch_bounds__(kStatusThreads)
   }
   // Uniform across the block: only a block with a live block needs its predecessor.
   const int64_t outside_end =
-      any_live >= 0 ? live_end_before(n, off, a, int(base)) : INT64_MIN;
+      any_live >= 0 ? live_end_before(n, o, limit, int(base)) : INT64_MIN;
   bool irregular = false;
   if (s.live) {
     const int64_t prev_end = prev >= 0 ? span_end[prev] : outside_end;
     irregular = prev_end != INT64_MIN && s.start < prev_end;
   }
-  if (i < a.count) {
-    status[i] = s.pre;
-    if (merged) merged[i] = prior[i] != 0 ? prior[i] : s.pre;
-    if (clamped) {
-      const int64_t ni = n[i];
-      clamped[i] = int32_t(ni < 0 ? 0 : (ni > a.limit ? a.limit : ni));
-    }
-  }
+  if (i < count) o.status[i] = s.pre;
+  // Also the barrier before the shared arrays are reused for the next operand.
   irregular = __syncthreads_or(irregular);
-  if (t == 0) flags[blockIdx.x] = irregular ? 1 : 0;
+  if (t == 0) o.flags[blockIdx.x] = irregular ? 1 : 0;
+  return s.pre;
 }
 
-// The exact overlap check, pairwise, when some thread block raised its flag: block i
-// overlaps when a live block that comes before it in (start, index) order ends after i
-// starts (the order of ragged.cpp's sorted sweep).
 template <typename IdxT>
 __global__ void __launch_bounds__(kStatusThreads)
-    block_overlap_pairwise_kernel(const IdxT* __restrict__ n, const int64_t* __restrict__ off,
-                                  StatusArgs a, const int32_t* __restrict__ flags, int nflags,
-                                  int32_t* __restrict__ status, const int32_t* __restrict__ prior,
-                                  int32_t* __restrict__ merged) {
-  bool raised = false;
-  for (int f = threadIdx.x; f < nflags; f += kStatusThreads) raised |= flags[f] != 0;
-  if (!__syncthreads_or(raised)) return;
+    block_status_kernel(const IdxT* __restrict__ n, StatusArgs a) {
+  const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
+  const int32_t first = operand_status(n, a.op[0], a.count, a.limit);
+  const int32_t second = a.ops > 1 ? operand_status(n, a.op[1], a.count, a.limit) : 0;
+  if (i < a.count) {
+    if (a.merged) a.merged[i] = first != 0 ? first : second;
+    const int64_t ni = n[i];
+    a.clamped[i] = int32_t(ni < 0 ? 0 : (ni > a.limit ? a.limit : ni));
+  }
+}
+
+// One operand's exact overlap check, pairwise: block i overlaps when a live block that
+// comes before it in (start, index) order ends after i starts (the order of ragged.cpp's
+// sorted sweep). Called by every thread of the block; returns i's final code.
+template <typename IdxT>
+__device__ __forceinline__ int32_t operand_overlaps(const IdxT* __restrict__ n,
+                                                    const OperandArgs& o, int64_t count,
+                                                    int64_t limit) {
   __shared__ int64_t tile_start[kStatusThreads], tile_end[kStatusThreads];
   const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
-  const BlockSpan s = i < a.count ? block_span(n, off, a, i) : BlockSpan{};
+  const BlockSpan s = i < count ? block_span(n, o, limit, i) : BlockSpan{};
   bool clash = false;
-  for (int64_t j0 = 0; j0 < a.count; j0 += kStatusThreads) {
+  for (int64_t j0 = 0; j0 < count; j0 += kStatusThreads) {
     __syncthreads();
     const int64_t jl = j0 + threadIdx.x;
-    const BlockSpan t = jl < a.count ? block_span(n, off, a, jl) : BlockSpan{};
+    const BlockSpan t = jl < count ? block_span(n, o, limit, jl) : BlockSpan{};
     tile_start[threadIdx.x] = t.live ? t.start : INT64_MIN;
     tile_end[threadIdx.x] = t.live ? t.end : INT64_MIN;
     __syncthreads();
-    const int m = a.count - j0 < kStatusThreads ? int(a.count - j0) : kStatusThreads;
+    const int m = count - j0 < kStatusThreads ? int(count - j0) : kStatusThreads;
     for (int u = 0; u < m; ++u) {
       const int64_t os = tile_start[u], oe = tile_end[u];
       clash |= oe != INT64_MIN && (os < s.start || (os == s.start && j0 + u < i)) &&
                oe > s.start;
     }
   }
-  if (s.live) {
-    const int32_t st = clash ? a.overlap_code : 0;
-    status[i] = st;
-    if (merged) merged[i] = prior[i] != 0 ? prior[i] : st;
+  if (!s.live) return s.pre;
+  const int32_t st = clash ? o.overlap_code : 0;
+  o.status[i] = st;
+  return st;
+}
+
+// Redoes the overlap checks pairwise when some thread block of some operand raised its
+// flag; returns at once otherwise.
+template <typename IdxT>
+__global__ void __launch_bounds__(kStatusThreads)
+    block_overlap_pairwise_kernel(const IdxT* __restrict__ n, StatusArgs a, int nflags) {
+  bool raised = false;
+  for (int k = 0; k < a.ops; ++k) {
+    for (int f = threadIdx.x; f < nflags; f += kStatusThreads) raised |= a.op[k].flags[f] != 0;
   }
+  if (!__syncthreads_or(raised)) return;
+  const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
+  const int32_t first = operand_overlaps(n, a.op[0], a.count, a.limit);
+  const int32_t second = a.ops > 1 ? operand_overlaps(n, a.op[1], a.count, a.limit) : 0;
+  if (a.merged && i < a.count) a.merged[i] = first != 0 ? first : second;
 }
 
 template <typename IdxT>
-void launch_status(const at::Tensor& n, const at::Tensor& off, const StatusArgs& a,
-                   int32_t* status, int32_t* clamped, int32_t* flags, const int32_t* prior,
-                   int32_t* merged, cudaStream_t stream) {
+void launch_status(const at::Tensor& n, const StatusArgs& a, cudaStream_t stream) {
   const unsigned blocks = ceil_div(a.count, kStatusThreads);
   const IdxT* np = n.const_data_ptr<IdxT>();
-  const int64_t* op = off.const_data_ptr<int64_t>();
-  block_status_kernel<IdxT><<<blocks, kStatusThreads, 0, stream>>>(np, op, a, status, clamped,
-                                                                    flags, prior, merged);
+  block_status_kernel<IdxT><<<blocks, kStatusThreads, 0, stream>>>(np, a);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   block_overlap_pairwise_kernel<IdxT><<<blocks, kStatusThreads, 0, stream>>>(
-      np, op, a, flags, static_cast<int>(blocks), status, prior, merged);
+      np, a, static_cast<int>(blocks));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 }  // namespace
 
-BlockStatus block_status_cuda(const at::Tensor& sizes, const at::Tensor& offsets, int64_t rows,
-                              int64_t cols, int64_t numel, int64_t limit, int32_t range_code,
-                              int32_t overlap_code, bool want_clamped, const at::Tensor& prior) {
+BlockStatus block_status_cuda(const at::Tensor& sizes, int64_t limit, const StatusOperand& a,
+                              const StatusOperand* b) {
   const int64_t count = sizes.size(0);
   TORCH_CHECK(count <= kRaggedFastStatusMax, "batchchol: too many blocks for block_status_cuda");
-  TORCH_CHECK(!prior.defined() || (prior.scalar_type() == at::kInt && prior.is_contiguous() &&
-                                   prior.numel() == count),
-              "batchchol: block_status_cuda: bad prior status");
+  const int ops = b ? 2 : 1;
   const int64_t nflags = ceil_div(count, kStatusThreads);
-  // One allocation: status, merged, clamped sizes, the thread blocks' flags.
-  const int64_t parts = 1 + (prior.defined() ? 1 : 0) + (want_clamped ? 1 : 0);
-  at::Tensor buf = at::empty({parts * count + nflags}, sizes.options().dtype(at::kInt));
+  // One allocation: the statuses, the clamped sizes, merged, the thread blocks' flags.
+  const int64_t parts = ops + 1 + (b ? 1 : 0);
+  at::Tensor buf = at::empty({parts * count + ops * nflags}, sizes.options().dtype(at::kInt));
   BlockStatus out;
   int64_t used = 0;
   const auto take = [&](int64_t len) {
@@ -242,22 +262,32 @@ BlockStatus block_status_cuda(const at::Tensor& sizes, const at::Tensor& offsets
     return t;
   };
   out.status = take(count);
-  if (prior.defined()) out.merged = take(count);
-  if (want_clamped) out.clamped = take(count);
+  if (b) out.b_status = take(count);
+  out.clamped = take(count);
+  if (b) out.merged = take(count);
   if (count == 0) return out;
   int32_t* flags = buf.mutable_data_ptr<int32_t>() + parts * count;
   const at::Tensor n = sizes.contiguous();
-  const at::Tensor off = offsets.contiguous();
-  const StatusArgs a{count, rows, cols, numel, limit, range_code, overlap_code};
+  const at::Tensor a_off = a.offsets.contiguous();
+  const at::Tensor b_off = b ? b->offsets.contiguous() : at::Tensor();
+  StatusArgs args{};
+  args.count = count;
+  args.limit = limit;
+  args.ops = ops;
+  const auto operand = [&](const StatusOperand& o, const at::Tensor& off, at::Tensor& status,
+                           int32_t* f) {
+    return OperandArgs{off.const_data_ptr<int64_t>(), o.rows, o.cols, o.numel, o.range_code,
+                       o.overlap_code, status.mutable_data_ptr<int32_t>(), f};
+  };
+  args.op[0] = operand(a, a_off, out.status, flags);
+  if (b) args.op[1] = operand(*b, b_off, out.b_status, flags + nflags);
+  args.clamped = out.clamped.mutable_data_ptr<int32_t>();
+  args.merged = b ? out.merged.mutable_data_ptr<int32_t>() : nullptr;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  int32_t* status = out.status.mutable_data_ptr<int32_t>();
-  int32_t* clamped = want_clamped ? out.clamped.mutable_data_ptr<int32_t>() : nullptr;
-  const int32_t* pr = prior.defined() ? prior.const_data_ptr<int32_t>() : nullptr;
-  int32_t* merged = prior.defined() ? out.merged.mutable_data_ptr<int32_t>() : nullptr;
   if (n.scalar_type() == at::kInt) {
-    launch_status<int32_t>(n, off, a, status, clamped, flags, pr, merged, stream);
+    launch_status<int32_t>(n, args, stream);
   } else {
-    launch_status<int64_t>(n, off, a, status, clamped, flags, pr, merged, stream);
+    launch_status<int64_t>(n, args, stream);
   }
   return out;
 }

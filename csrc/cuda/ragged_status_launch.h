@@ -1,4 +1,4 @@
-// Device-side validation of one operand of a ragged batch (ragged_status_cuda.cu), for
+// Device-side validation of the operands of a ragged batch (ragged_status_cuda.cu), for
 // metadata that lives on a CUDA device. Plain C++ header: ragged.cpp calls it in CUDA
 // builds.
 #pragma once
@@ -14,22 +14,26 @@ namespace cuda {
 // the pairwise overlap check quadratic, and ragged.cpp sorts instead.
 constexpr int64_t kRaggedFastStatusMax = int64_t(1) << 16;
 
-// Status of every block of one operand, int32 on the sizes' device, as the tensor version
-// in ragged.cpp computes it: kNegativeSize / kSizeAboveMaxN from the size (limit = max_n),
-// else range_code when the block (rows x cols, kSizeN meaning n_i) is not inside
-// [0, numel), else overlap_code when it starts before a live block that comes earlier in
-// offset order ends, else 0. sizes: int32 or int64; offsets: int64, both on the device.
-// With want_clamped, also the sizes clamped to [0, limit] as int32; with a prior status
-// (int32, contiguous, one per block: the matrices' when this operand is the right-hand
-// side), also `merged`, the prior code where it is non-zero and this operand's
-// elsewhere. No host sync; two launches on the current stream, one allocation.
-struct BlockStatus {
-  at::Tensor status, merged, clamped;
+// One operand of a ragged batch: blocks of rows x cols (kSizeN meaning n_i) at offsets
+// (int64, on the device) in a buffer of numel elements, and the codes of its failures.
+struct StatusOperand {
+  const at::Tensor& offsets;
+  int64_t rows, cols, numel;
+  int32_t range_code, overlap_code;
 };
-BlockStatus block_status_cuda(const at::Tensor& sizes, const at::Tensor& offsets, int64_t rows,
-                              int64_t cols, int64_t numel, int64_t limit, int32_t range_code,
-                              int32_t overlap_code, bool want_clamped,
-                              const at::Tensor& prior = at::Tensor());
+
+// Status of every block of operand a (and of b), as the tensor version in ragged.cpp
+// computes it, int32 on the sizes' device: kNegativeSize / kSizeAboveMaxN from the size
+// (limit = max_n), else the operand's range_code when the block is not inside
+// [0, numel), else its overlap_code when it starts before a live block that comes
+// earlier in offset order ends, else 0. Also the sizes clamped to [0, limit] (int32) and,
+// with b, `merged`: a's code where it is non-zero, else b's. sizes: int32 or int64 on the
+// device. No host sync; two launches on the current stream, one allocation.
+struct BlockStatus {
+  at::Tensor status, b_status, clamped, merged;
+};
+BlockStatus block_status_cuda(const at::Tensor& sizes, int64_t limit, const StatusOperand& a,
+                              const StatusOperand* b = nullptr);
 
 }  // namespace cuda
 }  // namespace batchchol
