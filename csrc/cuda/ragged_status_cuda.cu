@@ -216,20 +216,32 @@ __device__ __forceinline__ int32_t operand_overlaps(const IdxT* __restrict__ n,
   return st;
 }
 
-// Redoes the overlap checks pairwise when some thread block of some operand raised its
-// flag; returns at once otherwise.
+// Whether some thread block raised operand o's flag (block-wide).
+__device__ __forceinline__ bool any_flag(const OperandArgs& o, int nflags) {
+  bool raised = false;
+  for (int f = threadIdx.x; f < nflags; f += kStatusThreads) raised |= o.flags[f] != 0;
+  return __syncthreads_or(raised);
+}
+
+// Redoes the overlap checks pairwise for each operand whose flag some thread block
+// raised (the other operand's statuses are exact already), and then the merged status;
+// returns at once where no flag is raised.
 template <typename IdxT>
 __global__ void __launch_bounds__(kStatusThreads)
     block_overlap_pairwise_kernel(const IdxT* __restrict__ n, StatusArgs a, int nflags) {
-  bool raised = false;
-  for (int k = 0; k < a.ops; ++k) {
-    for (int f = threadIdx.x; f < nflags; f += kStatusThreads) raised |= a.op[k].flags[f] != 0;
-  }
-  if (!__syncthreads_or(raised)) return;
+  const bool redo_first = any_flag(a.op[0], nflags);
+  const bool redo_second = a.ops > 1 && any_flag(a.op[1], nflags);
+  if (!redo_first && !redo_second) return;
   const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
-  const int32_t first = operand_overlaps(n, a.op[0], a.count, a.limit);
-  const int32_t second = a.ops > 1 ? operand_overlaps(n, a.op[1], a.count, a.limit) : 0;
-  if (a.merged && i < a.count) a.merged[i] = first != 0 ? first : second;
+  const bool in = i < a.count;
+  const int32_t first = redo_first ? operand_overlaps(n, a.op[0], a.count, a.limit)
+                                   : (in ? a.op[0].status[i] : 0);
+  int32_t second = 0;
+  if (a.ops > 1) {
+    second = redo_second ? operand_overlaps(n, a.op[1], a.count, a.limit)
+                         : (in ? a.op[1].status[i] : 0);
+  }
+  if (a.merged && in) a.merged[i] = first != 0 ? first : second;
 }
 
 template <typename IdxT>
