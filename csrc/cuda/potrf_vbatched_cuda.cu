@@ -17,7 +17,7 @@
 //               family (wide_chol.cuh) up to wide_max_n, the tile family (tile_chol.cuh)
 //               up to tile_max_n, lazy for the rest; the matrices of the warp, wide and
 //               tile families grouped by size class on the device (ragged_bins.h), the
-//               warp part in its three launches, then one launch per wide or tile group
+//               warp part as for warp, then one launch per wide or tile group
 //               with that group's shared memory and warps
 //   tile-one    as tile, but one launch for all the tile family's groups, with the
 //               largest group's shared memory
@@ -176,8 +176,9 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
 
 // The matrices of sizes 1..warp_hi (<= kSmallBin) and kSmallBin + 1 .. hi (none for
 // hi <= kSmallBin), grouped by size class on the device (warp_serves<T>() only): the
-// first to the warp family (three launches by order range); then groups of up to
-// wide_max_n<T>() to the wide family (as the fixed-size dispatch: float64 33..64,
+// first to the warp family (three launches by order range, or one for small batches:
+// warp_chol_launch.cuh); then groups of up to wide_max_n<T>() to the wide family (as the
+// fixed-size dispatch: float64 33..64,
 // float32 33..128; tile ran 2.7x slower at float64 n = 64), the others to the tile
 // family, one launch per group, or with `one` a single tile launch for all of its
 // groups. Also writes the info of the matrices of size 0 and of those with invalid
@@ -197,8 +198,8 @@ void launch_size_groups(const T* A, T* L, int* info, const RaggedBatch& rb, int 
     int next = 0;
     if (tail) (*tail)(streams.pole_first(next++));
     launch_groups_of_sizes(A, L, info, rb, sg, one, upper, streams, next);
-    // The warp part's three launches: over the streams where they are all there is,
-    // else together on one (they are short beside the other launches).
+    // The warp part's launches: over the streams where they are all there is, else
+    // together on one (they are short beside the other launches).
     const bool warp_only = sg.groups == 0 && tail == nullptr;
     launch_potrf_warp_groups(A, L, info, rb, sg, upper,
                              warp_only ? streams : single_stream(streams.pole_first(next++)));

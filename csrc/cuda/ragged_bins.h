@@ -26,8 +26,8 @@ constexpr int kMaxSizeGroups = kMaxTileGroups + 16;
 // Built on the current stream without a host sync; the order inside a group is
 // unspecified.
 struct SizeGroups {
-  // int32: counts[kMaxSizeGroups], cursors[kMaxSizeGroups], list[count] (or
-  // list[(groups + warp_classes) * stride])
+  // int32: counts[kMaxSizeGroups], cursors[kMaxSizeGroups], list[count] (one pass:
+  // list[(groups + warp_classes) * stride], the counts serving as cursors)
   at::Tensor work;
   int nt_hi = 0;
   int groups = 0;        // groups of the tile part

@@ -1,7 +1,8 @@
 // group_by_size (ragged_bins.h): a counting sort of the matrices by size class, in two
-// passes over the sizes (one for small batches without a tile part). Each block counts (or places) its matrices with shared-memory
-// atomics and then reserves its slots with one global atomic per group, so the global
-// counters see a few hundred updates rather than one per matrix.
+// passes over the sizes (one for small batches without a tile part). Each block counts
+// (or places) its matrices with shared-memory atomics and then reserves its slots with
+// one global atomic per group, so the global counters see a few hundred updates rather
+// than one per matrix.
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 

@@ -218,8 +218,8 @@ bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_
 // Ragged batches: sg's warp part in three launches, order classes 0..7 (n <= 8),
 // 8..11 (n <= 16) and 12..15 (n <= 32): each launch's registers and staging are its
 // largest class's, so the small orders keep the occupancy of their own sizes. A launch
-// whose classes are all above sg's is skipped. Small batches take one launch for all
-// classes instead (kWarpOneLaunchMax, below). The grid is what is resident at once
+// whose classes are all above sg's is skipped. Small batches that reach the largest
+// range take one launch for all classes instead (kWarpOneLaunchMax, below). The grid is what is resident at once
 // (the warps loop over the tasks; the counts are on the device); the residency per SM
 // is computed once per launch shape, on the first call's device.
 template <typename T, int C_LO, int C_HI, bool kSolve>
@@ -236,7 +236,8 @@ void launch_warp_classes(const WarpListArgs<T>& args, const RaggedBatch& rb, con
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Batches of at most this many matrices run every class in one launch: their calls are
+// Batches of at most this many matrices with sizes past 16 (the three ranges all
+// launched) run every class in one launch: their calls are
 // bound by host time and by the launches' tails (on one stream each of the three
 // launches waits for the one before), and they use little of the occupancy that the
 // one launch's registers cost (float32 potrf 128, posv 168; float64 211 / 232). H100,
@@ -248,7 +249,9 @@ template <typename T, bool kSolve>
 void launch_warp_groups(const WarpListArgs<T>& args, const RaggedBatch& rb, const SizeGroups& sg,
                         const LaunchStreams& streams) {
   static_assert(kWarpOrderClasses == 16, "the launch ranges cover classes 0..15");
-  if (rb.count <= kWarpOneLaunchMax) {
+  // With max_n <= 16 the largest range is skipped anyway, and the one launch would run
+  // the small orders at its registers.
+  if (rb.count <= kWarpOneLaunchMax && sg.warp_classes > 12) {
     launch_warp_classes<T, 0, 15, kSolve>(args, rb, sg, streams[0]);
     return;
   }
