@@ -162,6 +162,61 @@ def test_posv_solve_without_grad_records_nothing():
     assert X.grad_fn is None and not X.requires_grad
 
 
+def _no_record_calls():
+    """Each op (fixed-size and ragged) with inputs A, B that require grad: name -> call."""
+    A = make_spd((2,), 4, torch.float64)
+    B = make_rhs((2, 4, 2), torch.float64)
+    n = torch.tensor([4, 4])
+    off = torch.tensor([0, 16])
+    b_off = torch.tensor([0, 8])
+    Av, Bv = A.reshape(-1), B.reshape(-1)
+    return {
+        "potrf": (lambda a, b: ops.potrf(a, False)[0], A, B),
+        "potrs": (lambda a, b: ops.potrs(a, b, False), A, B),
+        "posv": (lambda a, b: ops.posv(a, b, False)[0], A, B),
+        "trsm": (lambda a, b: ops.trsm(a, b, False, True, False, False), A, B),
+        "potrf_vbatched": (lambda a, b: ops.potrf_vbatched(a, n, off, 4, False)[0], Av, Bv),
+        "posv_vbatched": (lambda a, b: ops.posv_vbatched(a, n, off, b, b_off, 2, 4, False)[0], Av, Bv),
+        "potrs_vbatched": (lambda a, b: ops.potrs_vbatched(a, n, off, b, b_off, 2, 4, False), Av, Bv),
+        "trsm_vbatched": (
+            lambda a, b: ops.trsm_vbatched(a, n, off, b, b_off, 2, 4, False, True, False, False),
+            Av, Bv),
+    }
+
+
+@pytest.mark.parametrize("name", list(_no_record_calls()))
+def test_no_grad_calls_record_nothing_and_agree(name):
+    # Where nothing is recorded the Autograd kernels call the op directly (no Function
+    # node): the same values as with grad recorded, outputs without history, under
+    # no_grad and inference mode alike.
+    f, A, B = _no_record_calls()[name]
+    a, b = A.clone().requires_grad_(), B.clone().requires_grad_()
+    with_grad = f(a, b)
+    assert with_grad.grad_fn is not None
+    with torch.no_grad():
+        plain = f(a, b)
+    assert plain.grad_fn is None and not plain.requires_grad
+    with torch.inference_mode():
+        inference = f(A, B)
+    assert inference.is_inference()
+    torch.testing.assert_close(plain, with_grad.detach(), rtol=0, atol=0)
+    torch.testing.assert_close(inference, with_grad.detach(), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name", list(_no_record_calls()))
+def test_forward_mode_tangent_raises(name):
+    # The C++ Functions have no jvp: a tangent must raise, not be dropped, also under
+    # no_grad (where nothing else would be recorded).
+    import torch.autograd.forward_ad as fwAD
+
+    f, A, B = _no_record_calls()[name]
+    for grad_mode in (True, False):
+        with torch.set_grad_enabled(grad_mode), fwAD.dual_level():
+            dual = fwAD.make_dual(A, torch.ones_like(A))
+            with pytest.raises(RuntimeError, match="jvp"):
+                f(dual, B)
+
+
 @pytest.mark.parametrize("dtype", GRAD_DTYPES)
 @pytest.mark.parametrize("upper", [False, True])
 def test_posv_grad_matches_torch(dtype, upper):
