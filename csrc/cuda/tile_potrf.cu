@@ -3,6 +3,8 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
+#include <climits>
 #include <string>
 #include <type_traits>
 
@@ -103,11 +105,18 @@ __global__ void __launch_bounds__(NT, 512 / NT)
   tile_factor_matrix<T, NT>(sm, &info_s, A + b * nn, L + b * nn, n, nt, upper, info, b);
 }
 
-// Ragged batches: block i factors matrix i of tile groups [g_lo, g_hi] of a SizeGroups
-// list (ragged_bins.h), whose groups hold at most nt_max tiles per side; the grid covers
-// the whole batch, and blocks past the groups' end leave at once. (A persistent grid
-// looping over the groups ran 17% slower than the fixed-size kernel at equal sizes,
-// float64 n = 128 on an H100, and its loop spilled registers.)
+// Ragged batches: block i factors matrices i, i + grid, ... of tile groups [g_lo, g_hi] of
+// a SizeGroups list (ragged_bins.h), whose groups hold at most nt_max tiles per side. The
+// group sizes are on the device, so a grid covering the whole batch has a block per
+// matrix of every size, nearly all of them leaving at once in a skewed batch, yet
+// passing through the SMs at the kernel's two blocks per SM: 0.32 of 0.42 ms of kernels
+// for 500 matrices of order 128 among 50,000 float64 ones. The grid is capped at
+// kTileListWaves waves of resident blocks instead (H100, GPU time per call: that skewed
+// batch 396 -> 290 us, uniform 1..128 7.94 -> 7.87 ms, but 10,000 matrices all of order
+// 128 3.03 -> 3.12 ms; results/h100-2026-11-24-tile-grid-cap-ab.txt). (A first persistent
+// grid, one block per SM looping, ran 17% slower at equal sizes.)
+constexpr int kTileListWaves = 4;
+
 template <typename T, int NT>
 __global__ void __launch_bounds__(NT, 512 / NT)
     potrf_tile_list_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
@@ -119,13 +128,14 @@ __global__ void __launch_bounds__(NT, 512 / NT)
   const TileSmem<T> sm(tile_smem_raw, nt_max);
   int begin, end;
   group_range(counts, g_lo, g_hi, begin, end);
-  const int i = begin + int(blockIdx.x);
-  if (i >= end) return;
-  const int b = list[i];
-  const int n = sizes[b];
-  const int64_t o = offsets[b];
-  tile_factor_matrix<T, NT>(sm, &info_s, A + o, L + o, n, (n + kTile - 1) / kTile, upper,
-                            info, b);
+  for (int i = begin + int(blockIdx.x); i < end; i += int(gridDim.x)) {
+    const int b = list[i];
+    const int n = sizes[b];
+    const int64_t o = offsets[b];
+    tile_factor_matrix<T, NT>(sm, &info_s, A + o, L + o, n, (n + kTile - 1) / kTile, upper,
+                              info, b);
+    __syncthreads();  // the stage is refilled by the next matrix
+  }
 }
 
 // The packed triangle, the panel solve's tile (col) and the pivot column buffer (cb).
@@ -164,7 +174,9 @@ void launch_tile_list(const T* A, T* L, int* info, const RaggedBatch& rb, const 
               " tiles");
   auto kernel = potrf_tile_list_kernel<T, NT>;
   allow_dynamic_smem(kernel, smem);
-  kernel<<<static_cast<unsigned>(rb.count), NT, smem, stream>>>(
+  const int64_t grid =
+      std::min<int64_t>(rb.count, kTileListWaves * resident_blocks(kernel, NT, smem, INT32_MAX));
+  kernel<<<static_cast<unsigned>(grid), NT, smem, stream>>>(
       A, L, info, rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(),
       tg.counts(), tg.list(), g_lo, g_hi, nt_max, upper);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
