@@ -178,10 +178,10 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
 // hi <= kSmallBin), grouped by size class on the device (warp_serves<T>() only): the
 // first to the warp family (three launches by order range, or one for small batches:
 // warp_chol_launch.cuh); then groups of up to wide_max_n<T>() to the wide family (as the
-// fixed-size dispatch: float64 33..64,
-// float32 33..128; tile ran 2.7x slower at float64 n = 64), the others to the tile
-// family, one launch per group, or with `one` a single tile launch for all of its
-// groups. Also writes the info of the matrices of size 0 and of those with invalid
+// fixed-size dispatch: float64 33..64, float32 33..128; tile ran 2.7x slower at float64
+// n = 64), the others to the tile family, one launch per group, or with `one` a single
+// tile launch for all of its groups. Also writes the info of the matrices of size 0 and
+// of those with invalid
 // metadata. With `tail`, the caller's launches for the sizes past hi (lazy blocked,
 // `tail(stream)`). Every launch touches its own matrices only, so they go over `width`
 // streams (stream_fanout.h), largest sizes first, the first alone on the caller's

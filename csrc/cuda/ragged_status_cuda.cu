@@ -172,6 +172,7 @@ __device__ __forceinline__ int32_t operand_status(const IdxT* __restrict__ n, co
   return s.pre;
 }
 
+// Each operand's statuses (operand_status), then merged and the clamped sizes.
 template <typename IdxT>
 __global__ void __launch_bounds__(kStatusThreads)
     block_status_kernel(const IdxT* __restrict__ n, StatusArgs a) {

@@ -11,11 +11,11 @@
 //   per lane. The same holds per half warp for 8-byte elements. A is stored as it is;
 //   W(i, j) is at RowIndex (lower) or ColumnIndex (upper).
 // - packed (make_packed_stage_layout): only W's lower triangle, row by row, W(i, j) at
-//   lo_row(i) + j (PackedIndex, packed_triangle.cuh), half the shared memory. The triangular numbers of
-//   rows 16 t .. 16 t + 15 are distinct mod 16 and those of rows 32 t .. 32 t + 31 mod
-//   32, so the 8-byte reads of a half warp whose 16 lanes read one matrix's rows
-//   q + 16 t (warp potrf, float64) and the 4-byte reads of a warp reading rows q + 32 t
-//   (warp64, float32) are free of bank conflicts.
+//   lo_row(i) + j (PackedIndex, packed_triangle.cuh), half the shared memory. The
+//   triangular numbers of rows 16 t .. 16 t + 15 are distinct mod 16 and those of rows
+//   32 t .. 32 t + 31 mod 32, so the 8-byte reads of a half warp whose 16 lanes read one
+//   matrix's rows q + 16 t (warp potrf, float64) and the 4-byte reads of a warp reading
+//   rows q + 32 t (warp64, float32) are free of bank conflicts.
 #pragma once
 
 #include <cstdint>

@@ -219,9 +219,10 @@ bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_
 // 8..11 (n <= 16) and 12..15 (n <= 32): each launch's registers and staging are its
 // largest class's, so the small orders keep the occupancy of their own sizes. A launch
 // whose classes are all above sg's is skipped. Small batches that reach the largest
-// range take one launch for all classes instead (kWarpOneLaunchMax, below). The grid is what is resident at once
-// (the warps loop over the tasks; the counts are on the device); the residency per SM
-// is computed once per launch shape, on the first call's device.
+// range take one launch for all classes instead (kWarpOneLaunchMax, below). The grid is
+// what is resident at once (the warps loop over the tasks; the counts are on the
+// device); the residency per SM is computed once per launch shape, on the first call's
+// device.
 template <typename T, int C_LO, int C_HI, bool kSolve>
 void launch_warp_classes(const WarpListArgs<T>& args, const RaggedBatch& rb, const SizeGroups& sg,
                          cudaStream_t stream) {
@@ -237,10 +238,10 @@ void launch_warp_classes(const WarpListArgs<T>& args, const RaggedBatch& rb, con
 }
 
 // Batches of at most this many matrices with sizes past 16 (the three ranges all
-// launched) run every class in one launch: their calls are
-// bound by host time and by the launches' tails (on one stream each of the three
-// launches waits for the one before), and they use little of the occupancy that the
-// one launch's registers cost (float32 potrf 128, posv 168; float64 211 / 232). H100,
+// launched) run every class in one launch: their calls are bound by host time and by
+// the launches' tails (on one stream each of the three launches waits for the one
+// before), and they use little of the occupancy that the one launch's registers cost
+// (float32 potrf 128, posv 168; float64 211 / 232). H100,
 // 5,000 matrices of sizes uniform in 1..32: GPU time per call float32 53 -> 35 us,
 // float64 70 -> 58, two launches less host time; 50,000 float64 matrices: 273 -> 325.
 constexpr int64_t kWarpOneLaunchMax = 16384;
