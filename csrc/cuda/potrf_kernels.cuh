@@ -217,7 +217,8 @@ __global__ void __launch_bounds__(32 * diag_warps<T>())
   int inf;
   if constexpr (std::is_floating_point_v<T>) {
     __syncwarp();  // the rows are read before the chain's column buffer overwrites them
-    inf = potrf_rows_chain(a, s);
+    T rdiag;
+    inf = potrf_rows_chain(a, s, rdiag);
   } else {
     inf = potrf_rows_in_registers<T, kPanel>(a, lane, nb);
   }

@@ -73,22 +73,26 @@ __device__ __forceinline__ typename TileChunk<T>::type tile_chunk(const T* t, in
 
 // Factors the 32 x 32 lower matrix whose rows one warp holds (lane r: row r in a[],
 // zeros past the diagonal; real types) and returns its info (1-based, 0 when it
-// factored); afterwards a[j] = L(r, j) for j <= r. `cb` is 64 elements of the warp's
-// shared memory, 16-byte aligned.
+// factored); afterwards a[j] = L(r, j) for j <= r (entries past the diagonal are
+// scratch) and rdiag = 1 / L(r, r). `cb` is 64 elements of the warp's shared memory,
+// 16-byte aligned.
 //
-// This factorization is the serial chain of the tile family (it ran at ~25,000 clocks
-// per float64 tile with potrf_rows_in_registers, two thirds of the whole kernel at n =
-// 128) and of the blocked family's diagonal kernel, so each step keeps only what the
-// next pivot needs on the chain: the raw column k is published to `cb` (double-buffered
-// by the parity of k: one __syncwarp per step), read back as 16-byte broadcasts, and the
-// rows are updated with a_rk / d_k, which needs the reciprocal of the pivot but not its
-// square root; sqrt(d_k) and the scaling of L(r, k) run beside the chain.
+// This factorization is the serial chain of the tile family and of the blocked family's
+// diagonal kernel, where it runs on one warp while the block's other warps wait, so each
+// step keeps only what the next pivot needs: the raw column k is published to `cb`
+// (double-buffered by the parity of k: one __syncwarp per step), read back as 16-byte
+// broadcasts, and the rows are updated with a_rk / d_k, one division on the chain. The
+// square roots and the scaling L(r, k) = a_rk / sqrt(d_k) wait until after the last
+// step: inside the loop their long sequences and slow-path branches sat between one
+// pivot and the next (the scheduler does not move work across those branches). The
+// scaling multiplies by the reciprocal of sqrt(d_k), as xPOTF2 does.
 template <typename T>
-__device__ __forceinline__ int potrf_rows_chain(T (&a)[kTile], T* cb) {
+__device__ __forceinline__ int potrf_rows_chain(T (&a)[kTile], T* cb, T& rdiag) {
   using Chunk = TileChunk<T>;
   constexpr int V = Chunk::kLen;
   const int lane = threadIdx.x & 31;
   int info = 0;
+  T d_own = T(1);  // d_r, the pivot of this lane's row
 #pragma unroll
   for (int k = 0; k < kTile; ++k) {
     T* c = cb + (k & 1) * kTile;
@@ -96,6 +100,7 @@ __device__ __forceinline__ int potrf_rows_chain(T (&a)[kTile], T* cb) {
     __syncwarp();
     const T dk = c[k];
     if (!pivot_ok(dk) && info == 0) info = k + 1;
+    if (lane == k) d_own = dk;
     const T f = a[k] / dk;  // a_rk / d_k
 #pragma unroll
     for (int q = (k + 1) / V; q < kTile / V; ++q) {
@@ -104,8 +109,21 @@ __device__ __forceinline__ int potrf_rows_chain(T (&a)[kTile], T* cb) {
       for (int u = 0; u < V; ++u)
         if (q * V + u > k) a[q * V + u] -= f * Chunk::get(ch, u);
     }
-    const T sk = sqrt(dk);
-    a[k] = lane == k ? sk : a[k] / sk;  // L(r, k) for r >= k
+  }
+  // The even buffer was last read at step 30, before step 31's __syncwarp.
+  const T s_own = sqrt(d_own);
+  rdiag = T(1) / s_own;
+  T* r = cb;
+  r[lane] = rdiag;
+  __syncwarp();
+#pragma unroll
+  for (int q = 0; q < kTile / V; ++q) {
+    const auto ch = *reinterpret_cast<const typename Chunk::type*>(r + q * V);
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      const int j = q * V + u;
+      a[j] = j == lane ? s_own : a[j] * Chunk::get(ch, u);
+    }
   }
   return info;
 }
@@ -125,13 +143,14 @@ __device__ __forceinline__ int tile_factor_diag(T* d, T* col, T* cb) {
 #pragma unroll
     for (int u = 0; u < V; ++u) a[q * V + u] = q * V + u <= lane ? Chunk::get(ch, u) : T(0);
   }
-  const int info = potrf_rows_chain(a, cb);
+  T rdiag;
+  const int info = potrf_rows_chain(a, cb, rdiag);
 #pragma unroll
   for (int j = 0; j < kTile; ++j) {
     if (j <= lane) d[tile_off<T>(lane, j)] = a[j];
     if (j < lane) col[j * kTile + lane] = a[j];
-    if (j == lane) col[j * (kTile + 1)] = T(1) / a[j];
   }
+  col[lane * (kTile + 1)] = rdiag;
   return info;
 }
 
