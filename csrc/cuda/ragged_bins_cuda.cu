@@ -57,34 +57,15 @@ __global__ void size_group_count_kernel(const int* __restrict__ sizes,
     atomicAdd(&counts[threadIdx.x], local[threadIdx.x]);
 }
 
-// Group g's slots start at the sum of the counts before it; cursors[g] hands them out.
+// Writes each matrix's index into its group's slots. stride > 0 (one pass,
+// SizeGroups::stride): group g's entries start at list[g * stride], its count doubling
+// as the cursor that hands out its slots. stride = 0 (after size_group_count_kernel):
+// group g starts at the sum of the counts before it and cursors[g] hands out its slots.
 __global__ void size_group_place_kernel(const int* __restrict__ sizes,
                                         const int* __restrict__ status, int64_t count,
-                                        SizeKey key, int groups, const int* __restrict__ counts,
-                                        int* __restrict__ cursors, int* __restrict__ list) {
-  __shared__ int local[kMaxSizeGroups];
-  __shared__ int base[kMaxSizeGroups];
-  if (threadIdx.x < kMaxSizeGroups) local[threadIdx.x] = 0;
-  __syncthreads();
-  const int64_t b = int64_t(blockIdx.x) * kBinThreads + threadIdx.x;
-  const int g = b < count ? matrix_group(key, sizes, status, b, nullptr) : -1;
-  const int slot = g >= 0 ? atomicAdd(&local[g], 1) : 0;
-  __syncthreads();
-  if (threadIdx.x < groups && local[threadIdx.x] != 0) {
-    int start = 0;
-    for (int h = 0; h < static_cast<int>(threadIdx.x); ++h) start += counts[h];
-    base[threadIdx.x] = start + atomicAdd(&cursors[threadIdx.x], local[threadIdx.x]);
-  }
-  __syncthreads();
-  if (g >= 0) list[base[g] + slot] = static_cast<int>(b);
-}
-
-// One pass (SizeGroups::stride): group g's entries start at list[g * stride], its
-// count doubling as the cursor that hands out its slots.
-__global__ void size_group_place_strided_kernel(const int* __restrict__ sizes,
-                                                const int* __restrict__ status, int64_t count,
-                                                SizeKey key, int stride, int* __restrict__ counts,
-                                                int* __restrict__ list, int* __restrict__ info) {
+                                        SizeKey key, int groups, int stride,
+                                        int* __restrict__ counts, int* __restrict__ cursors,
+                                        int* __restrict__ list, int* __restrict__ info) {
   __shared__ int local[kMaxSizeGroups];
   __shared__ int base[kMaxSizeGroups];
   if (threadIdx.x < kMaxSizeGroups) local[threadIdx.x] = 0;
@@ -93,8 +74,16 @@ __global__ void size_group_place_strided_kernel(const int* __restrict__ sizes,
   const int g = b < count ? matrix_group(key, sizes, status, b, info) : -1;
   const int slot = g >= 0 ? atomicAdd(&local[g], 1) : 0;
   __syncthreads();
-  if (threadIdx.x < kMaxSizeGroups && local[threadIdx.x] != 0)
-    base[threadIdx.x] = atomicAdd(&counts[threadIdx.x], local[threadIdx.x]);
+  const int t = threadIdx.x;
+  if (t < groups && local[t] != 0) {
+    if (stride > 0) {
+      base[t] = atomicAdd(&counts[t], local[t]);
+    } else {
+      int start = 0;
+      for (int h = 0; h < t; ++h) start += counts[h];
+      base[t] = start + atomicAdd(&cursors[t], local[t]);
+    }
+  }
   __syncthreads();
   if (g >= 0) list[int64_t(g) * stride + base[g] + slot] = static_cast<int>(b);
 }
@@ -127,17 +116,16 @@ SizeGroups group_by_size(const RaggedBatch& rb, int warp_hi, int lo_n, int hi_n,
   const int* status = rb.status.defined() ? rb.status.const_data_ptr<int>() : nullptr;
   const SizeKey key{warp_hi, tiles ? lo_n : 1, tiles ? hi_n : 0, sg.nt_hi, sg.groups};
   const unsigned grid = ceil_div(rb.count, kBinThreads);
-  if (one_pass) {
-    size_group_place_strided_kernel<<<grid, kBinThreads, 0, stream>>>(
-        sizes, status, rb.count, key, sg.stride, w, w + 2 * kMaxSizeGroups, info);
+  int* list = w + 2 * kMaxSizeGroups;
+  if (!one_pass) {
+    size_group_count_kernel<<<grid, kBinThreads, 0, stream>>>(sizes, status, rb.count, key, w,
+                                                              info);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
-    return sg;
   }
-  size_group_count_kernel<<<grid, kBinThreads, 0, stream>>>(sizes, status, rb.count, key, w,
-                                                            info);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  // The count pass already wrote the info of the matrices that no group takes.
   size_group_place_kernel<<<grid, kBinThreads, 0, stream>>>(
-      sizes, status, rb.count, key, groups, w, w + kMaxSizeGroups, w + 2 * kMaxSizeGroups);
+      sizes, status, rb.count, key, groups, sg.stride, w, w + kMaxSizeGroups, list,
+      one_pass ? info : nullptr);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return sg;
 }
