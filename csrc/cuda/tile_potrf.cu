@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <string>
 #include <type_traits>
@@ -174,8 +175,20 @@ void launch_tile_list(const T* A, T* L, int* info, const RaggedBatch& rb, const 
               " tiles");
   auto kernel = potrf_tile_list_kernel<T, NT>;
   allow_dynamic_smem(kernel, smem);
+  // Residency per tile count, asked once per process (as the warp launches do): the
+  // query is host work on every call otherwise, and the grid size only sets how many
+  // matrices each block loops over.
+  constexpr int kMaxNt = tile_max_n<float>() / kTile;
+  TORCH_CHECK(nt_max >= 1 && nt_max <= kMaxNt, "batchchol: ", std::to_string(nt_max),
+              " tiles per side exceed the tile family");
+  static std::atomic<int> per_sm_of[kMaxNt + 1] = {};
+  int per_sm = per_sm_of[nt_max].load(std::memory_order_relaxed);
+  if (per_sm == 0) {
+    per_sm = resident_per_sm(kernel, NT, smem);
+    per_sm_of[nt_max].store(per_sm, std::memory_order_relaxed);
+  }
   const int64_t grid =
-      std::min<int64_t>(rb.count, kTileListWaves * resident_blocks(kernel, NT, smem, INT32_MAX));
+      std::min<int64_t>(rb.count, kTileListWaves * resident_grid(per_sm, INT32_MAX));
   kernel<<<static_cast<unsigned>(grid), NT, smem, stream>>>(
       A, L, info, rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(),
       tg.counts(), tg.list(), g_lo, g_hi, nt_max, upper);
