@@ -81,8 +81,7 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
 }
 
 // Orders where the blocked family beats the tile families (H100 tuning, below).
-constexpr int kF64BlockedFrom = 65;
-constexpr int kF32BlockedFrom = 193, kF32BlockedTo = 256;
+constexpr int kF64BlockedFrom = 129;
 
 // The family used for order n: the tuned table, or BATCHCHOL_POTRF_KERNEL when it names
 // a family that supports n.
@@ -97,27 +96,23 @@ PotrfKernel choose_potrf_kernel(int n) {
   // H100, 2026-11-22 (benchmarks/tune_potrf.py, results/h100-2026-11-22-wide-*): the
   // warp family wins at every n <= 32, and in float32 up to 64 (its one-warp kernel
   // ties wide at 64, 0.498 vs 0.489 ms, and beats blocked from n = 33, 0.92 vs 1.91).
-  // wide: float64 33..64 (n = 64 0.49-0.52 vs blocked 0.96-0.98 ms) and float32
+  // wide: float64 33..64 (n = 64 0.49-0.52 vs blocked 0.96-0.98 ms; 0.37 vs 0.71 since
+  // its steps went square-root free, 2026-11-24) and float32
   // 65..128 (n = 128 1.52 vs 3.01 ms with per-warp update widths, ...-wide-perwarp-*).
   if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
   if (potrf_kernel_applies<T>(PotrfKernel::kWide, n)) return PotrfKernel::kWide;
-  // tile (whole lower triangle in shared memory; results/h100-2026-11-22-tile-tune_potrf.*):
-  // 8 warps while two blocks fit an SM, 16 once one does. float32 160: 2.58 vs 4.52 ms
-  // (left, which served 129..256), 192: 3.36 vs 6.42, 256: 8.69 vs 11.73, 320: 12.6 vs
-  // 23.0; float64 96: 1.77 vs 2.06 (blocked), 128: 2.62 vs 3.85. Since blocked's
-  // two-level update (2026-11-23, results/h100-2026-11-23-blocked-tune_potrf.txt) it
-  // beats tile16 for float64 from 160 (5.50 vs 6.48 ms) and 192 (7.80 vs 8.29), so
-  // float64 stopped at 128; float32 kept tile up to 320 (15.2 vs 12.6 ms at 320). With
-  // blocked's first touches reading A (no init pass; results/h100-2026-11-23-fused-*)
-  // blocked also wins every float64 order past wide's (72: 1.55 vs 2.28 ms for tile, 96:
-  // 1.69 vs 1.92, 112: 2.62 vs 3.14, 128: 2.70 vs 2.74) and float32 from 193, where tile
-  // stops fitting two blocks per SM, to 256 (200: 6.26 vs 7.64 for tile16, 256: 7.53 vs
-  // 8.61), but not float32 192 (4.00 vs 3.39 for tile) or 264 (11.14 vs 10.83 for
-  // tile16: one more panel step). A device with less shared memory per block than sm_90
-  // falls through to blocked where the tiles do not fit.
-  const bool blocked_range = std::is_same_v<T, double> ? n >= kF64BlockedFrom
-                                                       : n >= kF32BlockedFrom && n <= kF32BlockedTo;
+  // tile (whole lower triangle in shared memory): 8 warps while two blocks fit an SM, 16
+  // once one does. Since the pivot chain left its square roots to the end (2026-11-24,
+  // results/h100-2026-11-24-chain-after-tune_potrf.txt, ...-wide-sqrtfree-tune_potrf.txt)
+  // tile beats blocked at every float64 order from 65 to 128 (65: 1.33 vs 1.45 ms, 96:
+  // 1.15 vs 1.54, 112: 1.96 vs 2.39, 128: 1.75 vs 2.46) and tile16 every float32 order
+  // from 193 (200: 5.22 vs 5.90, 224: 5.11 vs 5.93, 256: 6.38 vs 7.20). Float64 129..192
+  // is within 5% either way (136: blocked 4.03 vs 4.55, 160: tile16 4.00 vs 4.18, 192:
+  // tile16 5.59 vs 5.77): blocked from 129. wide stays ahead of tile for float32 up to 128
+  // (1.20 vs 1.30 ms). A device with less shared memory per block than sm_90 falls
+  // through to blocked where the tiles do not fit.
+  const bool blocked_range = std::is_same_v<T, double> && n >= kF64BlockedFrom;
   if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range)
     return tile_warps<T>(n) == 16 ? PotrfKernel::kTile16 : PotrfKernel::kTile;
   // Otherwise the multi-launch blocked family (it also beat shared at every n > 32 on
