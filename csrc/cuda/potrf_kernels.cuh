@@ -10,6 +10,7 @@
 #include "cuda/batch_layout.cuh"
 #include "cuda/potrf_block.cuh"
 #include "cuda/tile_chol.cuh"
+#include "cuda/update_dmma.cuh"
 
 #include <type_traits>
 
@@ -347,12 +348,13 @@ struct UpdateSlices {
       vj[u] = u * kRowStep < rj ? sj[u * kRowStep * n + p0] : T(0);
     }
   }
-  __device__ __forceinline__ void store(T (*pi)[kPanel + 1], T (*pj)[kPanel + 1]) const {
+  template <int PITCH>
+  __device__ __forceinline__ void store(T* pi, T* pj) const {
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
       const int e = threadIdx.x + u * kUpdateThreads, r = e / kPanel, c = e % kPanel;
-      pi[r][c] = vi[u];
-      pj[r][c] = vj[u];
+      pi[r * PITCH + c] = vi[u];
+      pj[r * PITCH + c] = vj[u];
     }
   }
 };
@@ -375,10 +377,13 @@ __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
     blocked_update_kernel(FirstTouch<T> ft, T* __restrict__ L, Layout lay, int step,
                           int rank_panels, int col_span, int col_tiles) {
   constexpr int TILE = update_tile<T>(), TS = TILE / 16;
-  __shared__ __align__(16) unsigned char pi_raw[sizeof(T) * TILE * (kPanel + 1)];
-  __shared__ __align__(16) unsigned char pj_raw[sizeof(T) * TILE * (kPanel + 1)];
-  auto pi = reinterpret_cast<T(*)[kPanel + 1]>(pi_raw);
-  auto pj = reinterpret_cast<T(*)[kPanel + 1]>(pj_raw);
+  constexpr bool kMma = update_uses_dmma<T>();
+  constexpr int PITCH = kMma ? kDmmaPitch : kPanel + 1;
+  static_assert(!kMma || TILE == 64, "the MMA warp tiles cover 64 x 64");
+  __shared__ __align__(16) unsigned char pi_raw[sizeof(T) * TILE * PITCH];
+  __shared__ __align__(16) unsigned char pj_raw[sizeof(T) * TILE * PITCH];
+  T* const pi = reinterpret_cast<T*>(pi_raw);
+  T* const pj = reinterpret_cast<T*>(pj_raw);
   const int64_t b = blockIdx.x;
   int n, k0;
   int ti, tj;
@@ -394,57 +399,91 @@ __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
   const int i0 = t0 + ti * TILE, j0 = t0 + tj * TILE;
   if (i0 >= n || j0 >= c_end) return;  // past this matrix or strip (uniform over the block)
   T* m = L + lay.origin(b);
-  // Thread (tr, tc) owns rows tr + 16a and columns tc + 16b: strided ownership keeps
-  // the shared-memory reads of a warp on distinct rows.
-  const int tr = threadIdx.x / 16, tc = threadIdx.x % 16;
-  T acc[TS][TS];
-#pragma unroll
-  for (int a = 0; a < TS; ++a)
-#pragma unroll
-    for (int c = 0; c < TS; ++c) acc[a][c] = T(0);
   const int p_begin = max(0, k0 - (rank_panels - 1) * kPanel);
   const int sr = threadIdx.x / kPanel, sc = threadIdx.x % kPanel;
   const T* si = m + (i0 + sr) * n + sc;
   const T* sj = m + (j0 + sr) * n + sc;
   UpdateSlices<T, TILE> slices;
   slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p_begin);
-  T* ct = m + (i0 + tr) * n + j0 + tc;  // this thread's first entry of the tile
-  const int ci = n - i0 - tr, cj = c_end - j0 - tc, cd = i0 + tr - j0 - tc;
-  // Entry (a, c) of the thread is in the matrix, below c_end and on or below the diagonal.
-  const auto owned = [&](int a, int c) {
-    return 16 * a < ci && 16 * c < cj && 16 * c <= cd + 16 * a;
-  };
-  for (int p0 = p_begin; p0 <= k0; p0 += kPanel) {
-    if (p0 != p_begin) __syncthreads();  // the previous slices are consumed
-    slices.store(pi, pj);
-    __syncthreads();
-    if (p0 < k0) slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p0 + kPanel);
-#pragma unroll 8
-    for (int p = 0; p < kPanel; ++p) {
-      T li[TS], lj[TS];
-#pragma unroll
-      for (int a = 0; a < TS; ++a) {
-        li[a] = pi[tr + 16 * a][p];
-        lj[a] = pj[tc + 16 * a][p];
-      }
-#pragma unroll
-      for (int a = 0; a < TS; ++a)
-#pragma unroll
-        for (int c = 0; c < TS; ++c) acc[a][c] += mul_conj(li[a], lj[c]);
-    }
-  }
   const bool fresh = ft.in_update(step, k0, col_tiles == 0);
-  const T* cs = fresh ? ft.a + (ct - L) : ct;
-  T cur[TS][TS];
+  const T* src = (fresh ? ft.a : L) + lay.origin(b);  // the tile's entries before the update
+  if constexpr (kMma) {
+    const DmmaWarpTile wt;
+    const bool idle = i0 == j0 && wt.above_diagonal();
+    double acc[2][4][2] = {};
+    for (int p0 = p_begin; p0 <= k0; p0 += kPanel) {
+      if (p0 != p_begin) __syncthreads();  // the previous slices are consumed
+      slices.template store<PITCH>(pi, pj);
+      __syncthreads();
+      if (p0 < k0) slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p0 + kPanel);
+      if (!idle) dmma_panel(acc, wt, pi, pj);
+    }
+    if (idle) return;
+    // Entry (i, j) in the matrix, below c_end and on or below the diagonal.
+    double cur[2][4][2];
 #pragma unroll
-  for (int a = 0; a < TS; ++a)
+    for (int a = 0; a < 2; ++a)
 #pragma unroll
-    for (int c = 0; c < TS; ++c) cur[a][c] = owned(a, c) ? cs[16 * a * n + 16 * c] : T(0);
+      for (int c = 0; c < 4; ++c)
 #pragma unroll
-  for (int a = 0; a < TS; ++a)
+        for (int e = 0; e < 2; ++e) {
+          const int i = i0 + dmma_row(wt, a), j = j0 + dmma_col(wt, c, e);
+          cur[a][c][e] = i < n && j < c_end && j <= i ? src[i * n + j] : 0.0;
+        }
 #pragma unroll
-    for (int c = 0; c < TS; ++c)
-      if (owned(a, c)) ct[16 * a * n + 16 * c] = cur[a][c] - acc[a][c];
+    for (int a = 0; a < 2; ++a)
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int i = i0 + dmma_row(wt, a), j = j0 + dmma_col(wt, c, e);
+          if (i < n && j < c_end && j <= i) m[i * n + j] = cur[a][c][e] - acc[a][c][e];
+        }
+  } else {
+    // Thread (tr, tc) owns rows tr + 16a and columns tc + 16b: strided ownership keeps
+    // the shared-memory reads of a warp on distinct rows.
+    const int tr = threadIdx.x / 16, tc = threadIdx.x % 16;
+    T acc[TS][TS];
+#pragma unroll
+    for (int a = 0; a < TS; ++a)
+#pragma unroll
+      for (int c = 0; c < TS; ++c) acc[a][c] = T(0);
+    const int ct = (i0 + tr) * n + j0 + tc;  // this thread's first entry of the tile
+    const int ci = n - i0 - tr, cj = c_end - j0 - tc, cd = i0 + tr - j0 - tc;
+    // Entry (a, c) of the thread is in the matrix, below c_end and on or below the diagonal.
+    const auto owned = [&](int a, int c) {
+      return 16 * a < ci && 16 * c < cj && 16 * c <= cd + 16 * a;
+    };
+    for (int p0 = p_begin; p0 <= k0; p0 += kPanel) {
+      if (p0 != p_begin) __syncthreads();  // the previous slices are consumed
+      slices.template store<PITCH>(pi, pj);
+      __syncthreads();
+      if (p0 < k0) slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p0 + kPanel);
+#pragma unroll 8
+      for (int p = 0; p < kPanel; ++p) {
+        T li[TS], lj[TS];
+#pragma unroll
+        for (int a = 0; a < TS; ++a) {
+          li[a] = pi[(tr + 16 * a) * PITCH + p];
+          lj[a] = pj[(tc + 16 * a) * PITCH + p];
+        }
+#pragma unroll
+        for (int a = 0; a < TS; ++a)
+#pragma unroll
+          for (int c = 0; c < TS; ++c) acc[a][c] += mul_conj(li[a], lj[c]);
+      }
+    }
+    T cur[TS][TS];
+#pragma unroll
+    for (int a = 0; a < TS; ++a)
+#pragma unroll
+      for (int c = 0; c < TS; ++c) cur[a][c] = owned(a, c) ? src[ct + 16 * a * n + 16 * c] : T(0);
+#pragma unroll
+    for (int a = 0; a < TS; ++a)
+#pragma unroll
+      for (int c = 0; c < TS; ++c)
+        if (owned(a, c)) m[ct + 16 * a * n + 16 * c] = cur[a][c] - acc[a][c];
+  }
 }
 
 // For upper results: moves the lower factor to the upper triangle (U = L^T).
