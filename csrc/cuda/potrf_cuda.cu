@@ -96,8 +96,7 @@ PotrfKernel choose_potrf_kernel(int n) {
   // H100, 2026-11-22 (benchmarks/tune_potrf.py, results/h100-2026-11-22-wide-*): the
   // warp family wins at every n <= 32, and in float32 up to 64 (its one-warp kernel
   // ties wide at 64, 0.498 vs 0.489 ms, and beats blocked from n = 33, 0.92 vs 1.91).
-  // wide: float64 33..64 (n = 64 0.49-0.52 vs blocked 0.96-0.98 ms; 0.37 vs 0.71 since
-  // its steps went square-root free, 2026-11-24) and float32
+  // wide: float64 33..64 (n = 64 0.49-0.52 vs blocked 0.96-0.98 ms) and float32
   // 65..128 (n = 128 1.52 vs 3.01 ms with per-warp update widths, ...-wide-perwarp-*).
   if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
@@ -107,11 +106,12 @@ PotrfKernel choose_potrf_kernel(int n) {
   // results/h100-2026-11-24-chain-after-tune_potrf.txt, ...-wide-sqrtfree-tune_potrf.txt)
   // tile beats blocked at every float64 order from 65 to 128 (65: 1.33 vs 1.45 ms, 96:
   // 1.15 vs 1.54, 112: 1.96 vs 2.39, 128: 1.75 vs 2.46) and tile16 every float32 order
-  // from 193 (200: 5.22 vs 5.90, 224: 5.11 vs 5.93, 256: 6.38 vs 7.20). Float64 129..192
-  // is within 5% either way (136: blocked 4.03 vs 4.55, 160: tile16 4.00 vs 4.18, 192:
-  // tile16 5.59 vs 5.77): blocked from 129. wide stays ahead of tile for float32 up to 128
-  // (1.20 vs 1.30 ms). A device with less shared memory per block than sm_90 falls
-  // through to blocked where the tiles do not fit.
+  // from 193 (200: 5.22 vs 5.90, 224: 5.11 vs 5.93, 256: 6.38 vs 7.20). Float64 from 129
+  // stays with blocked, whose update runs on the MMAs (...-dmma-update-kernel-times.txt:
+  // 136: 3.45 vs 4.43 for tile16, 160: 3.78 vs 3.98, 192: 5.36 vs 5.29). Float32 up to
+  // 128 stays with wide (at 128 tile was 5% faster in one run, 1.37 vs 1.44 ms; at 96
+  // and 112 it was 30-50% slower than wide). A device with less shared memory per block
+  // than sm_90 falls through to blocked where the tiles do not fit.
   const bool blocked_range = std::is_same_v<T, double> && n >= kF64BlockedFrom;
   if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range)
     return tile_warps<T>(n) == 16 ? PotrfKernel::kTile16 : PotrfKernel::kTile;

@@ -11,12 +11,11 @@
 // still have. Each warp runs its own copy of the phase loops: a per-warp width inside one
 // loop made ptxas merge two shifted register sets and spill.
 //
-// Column k crosses the warps: every lane publishes its raw entry of column k to a shared
-// buffer, one barrier of the phase's warps, and every lane reads the pivot and the column
-// back with 16-byte broadcasts. The update needs no square root,
-//   a_r(j) -= (a_r / d) * conj(a_j)
-// for the raw entries a_j of column k and its pivot d; the stage keeps the raw a_r, and
-// L(r, k) = a_r / sqrt(d) is formed for all entries after the last step.
+// Column k crosses the warps: every lane publishes its raw entry of column k (before
+// scaling) to a shared buffer, one barrier of the phase's warps, and every lane reads
+// the pivot and the column back with 16-byte broadcasts and scales on the fly:
+//   L(r, k) = a_r / sqrt(d),   a_r(j) -= (L(r, k) / sqrt(d)) * conj(a_j)
+// for the raw entries a_j of column k.
 #pragma once
 
 #include "cuda/batch_layout.cuh"
@@ -59,11 +58,7 @@ __device__ __forceinline__ void wide_update(T (&a)[NA], T f, const T* col) {
 }
 
 // Steps k0 <= k < k1 of phase P for row r, updating W entries; info updated (the same
-// on every lane of the phase). Square-root free: the stage gets the raw a_rk (r >= k)
-// and the rows are updated with a_rk / d_k, so each step's chain from one pivot to the
-// next holds one division; the square roots and the scaling of L wait for
-// wide_scale_factor after the last step (inside the loop their long sequences and
-// slow-path branches sat between the pivots).
+// on every lane of the phase).
 template <typename T, int NW, int P, int W>
 __device__ __forceinline__ void wide_steps(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
                                            bool upper, T* colbuf, int k0, int k1, int& info) {
@@ -75,32 +70,11 @@ __device__ __forceinline__ void wide_steps(T (&a)[32 * NW], int r, int n, T* mat
     wide_sync<NW>(P);
     const R d = real_(col[0]);
     if (!pivot_ok(d) && info == 0) info = k + 1;
-    if (r >= k && r < n) staged_at(mat, pitch, upper, r, k) = a[0];
-    wide_update<T, 32 * NW, W>(a, a[0] * (R(1) / d), col);
-  }
-}
-
-// After every warp's last step (a block barrier): L(r, r) = sqrt(d_r) and L(r, k) =
-// a_rk / sqrt(d_k), multiplying by the reciprocal as xPOTF2 does. The stage's diagonal
-// holds the raw pivots; the column buffer, no longer read, takes the reciprocals.
-template <typename T>
-__device__ __forceinline__ void wide_scale_factor(T* mat, int pitch, bool upper, int n,
-                                                  T* colbuf) {
-  using R = real_t<T>;
-  const int r = threadIdx.x;
-  R* rinv = reinterpret_cast<R*>(colbuf);
-  if (r < n) {
-    const R s = sqrt(real_(staged_at(mat, pitch, upper, r, r)));
-    rinv[r] = R(1) / s;
-    staged_at(mat, pitch, upper, r, r) = T(s);
-  }
-  __syncthreads();
-  if (r < n) {
-#pragma unroll 4
-    for (int j = 0; j < r; ++j) {
-      T& x = staged_at(mat, pitch, upper, r, j);
-      x = x * rinv[j];
-    }
+    const R s = sqrt(d);
+    const R inv = R(1) / s;
+    const T l = r == k ? T(s) : a[0] * inv;  // L(r, k), meaningful for r >= k
+    if (r >= k && r < n) staged_at(mat, pitch, upper, r, k) = l;
+    wide_update<T, 32 * NW, W>(a, l * inv, col);
   }
 }
 
@@ -116,8 +90,7 @@ __device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat
   const auto upto = [n](int k) { return k < n ? k : n; };
   if constexpr (kSplit) {
     wide_steps<T, NW, P, W>(a, r, n, mat, pitch, upper, colbuf, k0, upto(k0 + 8), info);
-    wide_steps<T, NW, P, W - 8>(a, r, n, mat, pitch, upper, colbuf, k0 + 8, upto(k0 + 16),
-                                info);
+    wide_steps<T, NW, P, W - 8>(a, r, n, mat, pitch, upper, colbuf, k0 + 8, upto(k0 + 16), info);
     wide_steps<T, NW, P, W - 16>(a, r, n, mat, pitch, upper, colbuf, k0 + 16, upto(k0 + 24),
                                  info);
     wide_steps<T, NW, P, W - 24>(a, r, n, mat, pitch, upper, colbuf, k0 + 24, upto(k0 + 32),
@@ -170,8 +143,6 @@ __device__ __forceinline__ int wide_potrf(T* mat, int pitch, int n, bool upper, 
   if constexpr (NW > 3) {
     if (w == 3) wide_chain<T, NW, kSplit, 3>(a, r, n, mat, pitch, upper, colbuf, info);
   }
-  __syncthreads();  // every step is done; the column buffer is free
-  wide_scale_factor(mat, pitch, upper, n, colbuf);
   return info;
 }
 
