@@ -367,11 +367,13 @@ struct UpdateSlices {
 // one update of the rest with all of them, so that the trailing matrix goes through
 // memory once per group of panels instead of once per panel. col_tiles = 0: blockIdx.y
 // enumerates the tiles of the lower triangle; otherwise (row tile, column tile) of a
-// strip col_tiles tiles wide. TS x TS outputs per thread. The loads of the next panel's
-// slices are in flight during this panel's products, and the tile of L22 is read whole
-// before it is written (a load, a store, the next load: float32 n = 512 took 6.8 ms for
-// the first update of 2,000 matrices, 12% of the memory bandwidth). Without an init
-// pass (ft) the launch that first touches a tile reads it from A.
+// strip col_tiles tiles wide. TS x TS outputs per thread on the FMA path; float64 runs
+// the products on the MMAs instead (update_dmma.cuh: 16 x 32 outputs per warp). The
+// loads of the next panel's slices are in flight during this panel's products, and the
+// tile of L22 is read whole before it is written (a load, a store, the next load:
+// float32 n = 512 took 6.8 ms for the first update of 2,000 matrices, 12% of the memory
+// bandwidth). Without an init pass (ft) the launch that first touches a tile reads it
+// from A.
 template <typename T, typename Layout>
 __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
     blocked_update_kernel(FirstTouch<T> ft, T* __restrict__ L, Layout lay, int step,
@@ -379,7 +381,8 @@ __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
   constexpr int TILE = update_tile<T>(), TS = TILE / 16;
   constexpr bool kMma = update_uses_dmma<T>();
   constexpr int PITCH = kMma ? kDmmaPitch : kPanel + 1;
-  static_assert(!kMma || TILE == 64, "the MMA warp tiles cover 64 x 64");
+  static_assert(!kMma || (TILE == 64 && kUpdateThreads == 256),
+                "the MMA warp tiles of eight warps cover 64 x 64");
   __shared__ __align__(16) unsigned char pi_raw[sizeof(T) * TILE * PITCH];
   __shared__ __align__(16) unsigned char pj_raw[sizeof(T) * TILE * PITCH];
   T* const pi = reinterpret_cast<T*>(pi_raw);

@@ -77,9 +77,9 @@ __device__ __forceinline__ typename TileChunk<T>::type tile_chunk(const T* t, in
 // scratch) and rdiag = 1 / L(r, r). `cb` is 64 elements of the warp's shared memory,
 // 16-byte aligned.
 //
-// This factorization is the serial chain of the tile family and of the blocked family's
-// diagonal kernel, where it runs on one warp while the block's other warps wait, so each
-// step keeps only what the next pivot needs: the raw column k is published to `cb`
+// This factorization is the serial chain of the tile family (one warp, while the block's
+// other warps wait) and of the blocked family's diagonal kernel, so each step keeps only
+// what the next pivot needs: the raw column k is published to `cb`
 // (double-buffered by the parity of k: one __syncwarp per step), read back as 16-byte
 // broadcasts, and the rows are updated with a_rk / d_k, one division on the chain. The
 // square roots and the scaling L(r, k) = a_rk / sqrt(d_k) wait until after the last

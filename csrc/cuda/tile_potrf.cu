@@ -177,7 +177,8 @@ void launch_tile_list(const T* A, T* L, int* info, const RaggedBatch& rb, const 
   allow_dynamic_smem(kernel, smem);
   // Residency per tile count, asked once per process (as the warp launches do): the
   // query is host work on every call otherwise, and the grid size only sets how many
-  // matrices each block loops over.
+  // matrices each block loops over (on a host with GPUs of different kinds, the first
+  // one's value sizes every grid: a cost in speed, not in results).
   constexpr int kMaxNt = tile_max_n<float>() / kTile;
   TORCH_CHECK(nt_max >= 1 && nt_max <= kMaxNt, "batchchol: ", std::to_string(nt_max),
               " tiles per side exceed the tile family");

@@ -37,8 +37,8 @@ constexpr bool update_uses_dmma() {
 // with a pitch of 4 mod 16 doubles their 16 addresses fall in distinct 8-byte banks.
 constexpr int kDmmaPitch = kPanel + 4;
 
-// Warp w computes rows 16 (w / 2) .. + 15 and columns 32 (w % 2) .. + 31 of the tile:
-// 2 x 4 accumulators of 8 x 8.
+// Warp w of the block's eight computes rows 16 (w / 2) .. + 15 and columns 32 (w % 2) ..
+// + 31 of the tile: 2 x 4 accumulators of 8 x 8.
 struct DmmaWarpTile {
   static constexpr int kM = 2, kN = 4;
   int row0, col0;
@@ -56,6 +56,8 @@ __device__ __forceinline__ void dmma_m8n8k4(double (&d)[2], double a, double b) 
   asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
       : "+d"(d[0]), "+d"(d[1])
       : "d"(a), "d"(b));
+#elif defined(__CUDA_ARCH__)
+  __trap();  // no float64 MMA below sm_80: update_uses_dmma keeps callers off this path
 #endif
 }
 
