@@ -181,12 +181,11 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
 // fixed-size dispatch: float64 33..64, float32 33..128; tile ran 2.7x slower at float64
 // n = 64), the others to the tile family, one launch per group, or with `one` a single
 // tile launch for all of its groups. Also writes the info of the matrices of size 0 and
-// of those with invalid
-// metadata. With `tail`, the caller's launches for the sizes past hi (lazy blocked,
-// `tail(stream)`). Every launch touches its own matrices only, so they go over `width`
-// streams (stream_fanout.h), largest sizes first, the first alone on the caller's
-// stream: on one stream each launch waits for the tail of the one before, and the
-// small ones leave most of the GPU idle.
+// of those with invalid metadata. With `tail`, the caller's launches for the sizes past
+// hi (lazy blocked, `tail(stream)`). Every launch touches its own matrices only, so they
+// go over `width` streams (stream_fanout.h), largest sizes first, the first alone on the
+// caller's stream: on one stream each launch waits for the tail of the one before, and
+// the small ones leave most of the GPU idle.
 template <typename T, typename Tail>
 void launch_size_groups(const T* A, T* L, int* info, const RaggedBatch& rb, int warp_hi, int hi,
                         bool one, bool upper, int width, const Tail* tail) {
