@@ -422,26 +422,26 @@ __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
       if (!idle) dmma_panel(acc, wt, pi, pj);
     }
     if (idle) return;
-    // Entry (i, j) in the matrix, below c_end and on or below the diagonal.
+    // Offset of entry (a, c, e) of the warp tile in the matrix, -1 unless it is in the
+    // matrix, below c_end and on or below the diagonal.
+    const auto at = [&](int a, int c, int e) {
+      const int i = i0 + dmma_row(wt, a), j = j0 + dmma_col(wt, c, e);
+      return i < n && j < c_end && j <= i ? i * n + j : -1;
+    };
     double cur[2][4][2];
 #pragma unroll
     for (int a = 0; a < 2; ++a)
 #pragma unroll
       for (int c = 0; c < 4; ++c)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int i = i0 + dmma_row(wt, a), j = j0 + dmma_col(wt, c, e);
-          cur[a][c][e] = i < n && j < c_end && j <= i ? src[i * n + j] : 0.0;
-        }
+        for (int e = 0; e < 2; ++e) cur[a][c][e] = at(a, c, e) >= 0 ? src[at(a, c, e)] : 0.0;
 #pragma unroll
     for (int a = 0; a < 2; ++a)
 #pragma unroll
       for (int c = 0; c < 4; ++c)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int i = i0 + dmma_row(wt, a), j = j0 + dmma_col(wt, c, e);
-          if (i < n && j < c_end && j <= i) m[i * n + j] = cur[a][c][e] - acc[a][c][e];
-        }
+        for (int e = 0; e < 2; ++e)
+          if (at(a, c, e) >= 0) m[at(a, c, e)] = cur[a][c][e] - acc[a][c][e];
   } else {
     // Thread (tr, tc) owns rows tr + 16a and columns tc + 16b: strided ownership keeps
     // the shared-memory reads of a warp on distinct rows.
