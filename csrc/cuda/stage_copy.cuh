@@ -220,10 +220,21 @@ __device__ __forceinline__ void stage_in(T* __restrict__ s, const T* __restrict_
   }
 }
 
-// Copies the staged factors out, zeroing the triangle that is not the factor's.
-template <typename T, int N = 0>
+// The staged entry (i, j) of the factor as it is copied out: as staged.
+struct StagedAsIs {
+  template <typename T>
+  __device__ __forceinline__ T operator()(int, int, T v) const {
+    return v;
+  }
+};
+
+// Copies the staged factors out, zeroing the triangle that is not the factor's; each kept
+// entry (i, j) of the output goes through out(i, j, v) (a family whose stage holds
+// unscaled entries forms the factor here: wide_chol.cuh).
+template <typename T, int N = 0, typename Out = StagedAsIs>
 __device__ __forceinline__ void stage_out(T* __restrict__ g, const T* __restrict__ s, int total,
-                                          const StageLayout& lay, bool vec, bool upper) {
+                                          const StageLayout& lay, bool vec, bool upper,
+                                          Out out = {}) {
   if (vec) {
     constexpr int V = 16 / sizeof(T);
     const int nvec = total / V;
@@ -237,26 +248,26 @@ __device__ __forceinline__ void stage_out(T* __restrict__ g, const T* __restrict
 #pragma unroll
         for (int w = 0; w < V; ++w) {
           const bool keep = upper ? j + w >= i : j + w <= i;
-          vals[w] = keep ? src[w] : T(0);
+          vals[w] = keep ? out(i, j + w, src[w]) : T(0);
         }
       } else {
 #pragma unroll
         for (int w = 0; w < V; ++w) {
           const bool keep = upper ? j >= i : j <= i;
-          vals[w] = keep ? s[m * lay.ms + i * lay.pitch + j] : T(0);
+          vals[w] = keep ? out(i, j, s[m * lay.ms + i * lay.pitch + j]) : T(0);
           stage_advance<N>(lay, m, i, j);
         }
       }
-      uint4 out;
-      memcpy(&out, vals, sizeof(out));
-      gv[v] = out;
+      uint4 packed;
+      memcpy(&packed, vals, sizeof(packed));
+      gv[v] = packed;
     }
   } else {
     for (int e = threadIdx.x; e < total; e += blockDim.x) {
       int m, i, j;
       stage_locate<N>(lay, uint32_t(e), m, i, j);
       const bool keep = upper ? j >= i : j <= i;
-      g[e] = keep ? s[m * lay.ms + i * lay.pitch + j] : T(0);
+      g[e] = keep ? out(i, j, s[m * lay.ms + i * lay.pitch + j]) : T(0);
     }
   }
 }
@@ -274,14 +285,14 @@ __device__ __forceinline__ void stage_in_exact(T* __restrict__ s, const T* __res
   }
 }
 
-template <typename T, int N>
+template <typename T, int N, typename Out = StagedAsIs>
 __device__ __forceinline__ void stage_out_exact(T* __restrict__ g, const T* __restrict__ s,
                                                 int total, const StageLayout& lay, bool vec,
-                                                bool upper) {
+                                                bool upper, Out out = {}) {
   if (lay.n == N) {
-    stage_out<T, N>(g, s, total, lay, vec, upper);
+    stage_out<T, N>(g, s, total, lay, vec, upper, out);
   } else {
-    stage_out<T>(g, s, total, lay, vec, upper);
+    stage_out<T>(g, s, total, lay, vec, upper, out);
   }
 }
 

@@ -11,11 +11,15 @@
 // still have. Each warp runs its own copy of the phase loops: a per-warp width inside one
 // loop made ptxas merge two shifted register sets and spill.
 //
-// Column k crosses the warps: every lane publishes its raw entry of column k (before
-// scaling) to a shared buffer, one barrier of the phase's warps, and every lane reads
-// the pivot and the column back with 16-byte broadcasts and scales on the fly:
-//   L(r, k) = a_r / sqrt(d),   a_r(j) -= (L(r, k) / sqrt(d)) * conj(a_j)
-// for the raw entries a_j of column k.
+// Column k crosses the warps: every lane publishes its raw entry of column k to a shared
+// buffer, one barrier of the phase's warps, and every lane reads the pivot d and the
+// column back with 16-byte broadcasts. The update needs no square root,
+//   a_r(j) -= (a_r / d) * a_j,
+// so each step's chain from one pivot to the next holds one division; the stage keeps the
+// raw entries (pivots on its diagonal) and the copy-out forms L(r, k) = a_r / sqrt(d_k)
+// (WideFactorOut). With the square roots and the scaling inside the steps, their long
+// sequences sat between the pivots (H100, 10,000 matrices, lower: float64 n = 64 0.41 ->
+// 0.37-0.38 ms, float32 n = 128 1.39 -> 1.24-1.25; results/h100-2026-11-24-wide-variants-ab.txt).
 #pragma once
 
 #include "cuda/batch_layout.cuh"
@@ -29,6 +33,14 @@ namespace cuda {
 template <int NW>
 constexpr int wide_colbuf() {
   return 2 * 32 * NW;
+}
+
+// Shared memory ahead of the stage, in elements: the column buffer, then the copy-out's
+// 1 / sqrt(d_k) and sqrt(d_k) (their own: written into the column buffer after the
+// steps' block barrier, racecheck paired them with the last warp's reads of it).
+template <int NW>
+constexpr int wide_scratch() {
+  return wide_colbuf<NW>() + 2 * 32 * NW;
 }
 
 // Barrier of the warps p..NW-1 (named barrier p + 1: 0 is __syncthreads').
@@ -58,7 +70,7 @@ __device__ __forceinline__ void wide_update(T (&a)[NA], T f, const T* col) {
 }
 
 // Steps k0 <= k < k1 of phase P for row r, updating W entries; info updated (the same
-// on every lane of the phase).
+// on every lane of the phase). The stage gets the raw a_rk (r >= k).
 template <typename T, int NW, int P, int W>
 __device__ __forceinline__ void wide_steps(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
                                            bool upper, T* colbuf, int k0, int k1, int& info) {
@@ -70,11 +82,8 @@ __device__ __forceinline__ void wide_steps(T (&a)[32 * NW], int r, int n, T* mat
     wide_sync<NW>(P);
     const R d = real_(col[0]);
     if (!pivot_ok(d) && info == 0) info = k + 1;
-    const R s = sqrt(d);
-    const R inv = R(1) / s;
-    const T l = r == k ? T(s) : a[0] * inv;  // L(r, k), meaningful for r >= k
-    if (r >= k && r < n) staged_at(mat, pitch, upper, r, k) = l;
-    wide_update<T, 32 * NW, W>(a, l * inv, col);
+    if (r >= k && r < n) staged_at(mat, pitch, upper, r, k) = a[0];
+    wide_update<T, 32 * NW, W>(a, a[0] * (R(1) / d), col);
   }
 }
 
@@ -90,7 +99,8 @@ __device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat
   const auto upto = [n](int k) { return k < n ? k : n; };
   if constexpr (kSplit) {
     wide_steps<T, NW, P, W>(a, r, n, mat, pitch, upper, colbuf, k0, upto(k0 + 8), info);
-    wide_steps<T, NW, P, W - 8>(a, r, n, mat, pitch, upper, colbuf, k0 + 8, upto(k0 + 16), info);
+    wide_steps<T, NW, P, W - 8>(a, r, n, mat, pitch, upper, colbuf, k0 + 8, upto(k0 + 16),
+                                info);
     wide_steps<T, NW, P, W - 16>(a, r, n, mat, pitch, upper, colbuf, k0 + 16, upto(k0 + 24),
                                  info);
     wide_steps<T, NW, P, W - 24>(a, r, n, mat, pitch, upper, colbuf, k0 + 24, upto(k0 + 32),
@@ -117,7 +127,7 @@ __device__ __forceinline__ void wide_chain(T (&a)[32 * NW], int r, int n, T* mat
 // Factors the staged n x n matrix (lower working layout through staged_at) in place.
 // Returns info on the lanes of the last warp (the others stop at their phase).
 template <typename T, int NW, bool kSplit>
-__device__ __forceinline__ int wide_potrf(T* mat, int pitch, int n, bool upper, T* colbuf) {
+__device__ __forceinline__ int wide_potrf(T* colbuf, T* mat, int pitch, int n, bool upper) {
   const int w = threadIdx.x / 32;
   const int r = threadIdx.x;
   T a[32 * NW];
@@ -146,6 +156,25 @@ __device__ __forceinline__ int wide_potrf(T* mat, int pitch, int n, bool upper, 
   return info;
 }
 
+// The copy-out's entry (i, j) of the factor from the raw stage, as xPOTF2 scales: L(i, j)
+// = a_ij * (1 / sqrt(d_j)) below the diagonal, sqrt(d_i) on it (U(i, j) = L(j, i) for
+// upper factors). Scaling in the copy-out, not in place before it, saves a pass over the
+// stage; the in-place pass (divergent row loops right before the block barrier) also drew
+// racecheck hazards against the copy-out in float32 with four warps. The reciprocals are
+// kept by residue: the 16-byte copy-out reads entries j = V t + w (lane t, w < V) of a
+// row, and index j at w (32 NW / V) + t puts the lanes' reads of one w on distinct banks.
+template <typename T, int NW>
+struct WideFactorOut {
+  static constexpr int V = 16 / sizeof(T), kSpan = 32 * NW / V;
+  T* rinv;   // 1 / sqrt(d_k) at rinv_at(k)
+  T* sdiag;  // sqrt(d_k)
+  bool upper;
+  __device__ __forceinline__ static int rinv_at(int k) { return (k % V) * kSpan + k / V; }
+  __device__ __forceinline__ T operator()(int i, int j, T v) const {
+    return i == j ? sdiag[i] : v * rinv[rinv_at(upper ? i : j)];
+  }
+};
+
 // Blocks per SM the kernel is built for: the stage (n x (n | 1)) and registers allow
 // six float64 64 x 64 matrices or three float32 128 x 128 ones on an H100.
 template <int NW>
@@ -159,7 +188,7 @@ constexpr int wide_min_blocks() {
 // phases split (wide_phase); the list kernel, whose matrices have many orders, keeps one
 // copy loop and whole phases (each cost it spilled registers).
 template <typename T, int NW, bool kFixed>
-__device__ __forceinline__ void wide_factor_matrix(T* colbuf, T* mat, const T* a, T* l,
+__device__ __forceinline__ void wide_factor_matrix(T* scratch, T* mat, const T* a, T* l,
                                                    const StageLayout& lay, bool upper, bool vec,
                                                    int* info, int64_t b) {
   const int nn = lay.n * lay.n;
@@ -169,13 +198,22 @@ __device__ __forceinline__ void wide_factor_matrix(T* colbuf, T* mat, const T* a
     stage_in<T, 16>(mat, a, nn, lay, vec, upper);
   }
   __syncthreads();
-  const int inf = wide_potrf<T, NW, kFixed>(mat, lay.pitch, lay.n, upper, colbuf);
-  if (threadIdx.x == 32 * (NW - 1)) info[b] = inf;
+  const int inf = wide_potrf<T, NW, kFixed>(scratch, mat, lay.pitch, lay.n, upper);
+  __syncthreads();  // every step is done: the pivots are staged
+  T* const outbuf = scratch + wide_colbuf<NW>();
+  const WideFactorOut<T, NW> out{outbuf, outbuf + 32 * NW, upper};
+  const int r = threadIdx.x;
+  if (r < lay.n) {
+    const T s = sqrt(staged_at(mat, lay.pitch, upper, r, r));
+    out.sdiag[r] = s;
+    out.rinv[out.rinv_at(r)] = T(1) / s;
+  }
   __syncthreads();
+  if (r == 32 * (NW - 1)) info[b] = inf;
   if constexpr (kFixed) {
-    stage_out_exact<T, 32 * NW>(l, mat, nn, lay, vec, upper);
+    stage_out_exact<T, 32 * NW>(l, mat, nn, lay, vec, upper, out);
   } else {
-    stage_out(l, mat, nn, lay, vec, upper);
+    stage_out(l, mat, nn, lay, vec, upper, out);
   }
 }
 
@@ -186,11 +224,11 @@ __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
     potrf_wide_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
                       StageLayout lay, bool upper, bool vec) {
   extern __shared__ __align__(16) unsigned char wide_smem_raw[];
-  T* const colbuf = reinterpret_cast<T*>(wide_smem_raw);
-  T* const mat = colbuf + wide_colbuf<NW>();
+  T* const scratch = reinterpret_cast<T*>(wide_smem_raw);
+  T* const mat = scratch + wide_scratch<NW>();
   const int64_t b = blockIdx.x;
   const int nn = lay.n * lay.n;
-  wide_factor_matrix<T, NW, true>(colbuf, mat, A + b * nn, L + b * nn, lay, upper, vec, info, b);
+  wide_factor_matrix<T, NW, true>(scratch, mat, A + b * nn, L + b * nn, lay, upper, vec, info, b);
 }
 
 // Ragged batches: block i factors matrix i of group g of a SizeGroups list (ragged_bins.h:
@@ -204,8 +242,8 @@ __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
                            const int* __restrict__ counts, const int* __restrict__ list, int g,
                            bool upper) {
   extern __shared__ __align__(16) unsigned char wide_smem_raw[];
-  T* const colbuf = reinterpret_cast<T*>(wide_smem_raw);
-  T* const mat = colbuf + wide_colbuf<NW>();
+  T* const scratch = reinterpret_cast<T*>(wide_smem_raw);
+  T* const mat = scratch + wide_scratch<NW>();
   int begin, end;
   group_range(counts, g, g, begin, end);
   const int i = begin + int(blockIdx.x);
@@ -213,9 +251,9 @@ __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
   const int b = list[i];
   const int64_t o = offsets[b];
   const StageLayout lay = make_stage_layout<32>(sizes[b]);
-  const bool vec = (lay.n * lay.n) % (16 / sizeof(T)) == 0 &&
-                   ((reinterpret_cast<uintptr_t>(A + o) | reinterpret_cast<uintptr_t>(L + o)) % 16) == 0;
-  wide_factor_matrix<T, NW, false>(colbuf, mat, A + o, L + o, lay, upper, vec, info, b);
+  const uintptr_t ends = reinterpret_cast<uintptr_t>(A + o) | reinterpret_cast<uintptr_t>(L + o);
+  const bool vec = (lay.n * lay.n) % (16 / sizeof(T)) == 0 && ends % 16 == 0;
+  wide_factor_matrix<T, NW, false>(scratch, mat, A + o, L + o, lay, upper, vec, info, b);
 }
 
 }  // namespace cuda
