@@ -165,8 +165,9 @@ __global__ void __launch_bounds__(256, kPacked ? 2 : 0)
 
 // Factor and solve: B, X are [batch, n, k]. Upper factors solve L' L'^H conj(x) =
 // conj(b) with L' the lower factor of A^T (posv_kernels.cuh). L may be null: then the
-// factor stays on chip (the solve-only entry point writes X and info alone).
-template <typename T, int NP, int P, int kMinBlocks = 1>
+// factor stays on chip (the solve-only entry point writes X and info alone). kLoadU:
+// 16-byte vectors in flight per thread while the chunk is staged.
+template <typename T, int NP, int P, int kMinBlocks = 1, int kLoadU = 4>
 __global__ void __launch_bounds__(256, kMinBlocks)
     posv_warp_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ X,
                      T* __restrict__ L, int* __restrict__ info, int64_t batch, int k,
@@ -178,7 +179,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   int count;
   chunk_of_block<P>(batch, first, count);
   const int n = lay.n, nn = n * n;
-  stage_in_exact<T, 4, NP>(s, A + first * nn, count * nn, lay, vec, upper);
+  stage_in_exact<T, kLoadU, NP>(s, A + first * nn, count * nn, lay, vec, upper);
   __syncthreads();
 
   const int g = threadIdx.x / P, q = threadIdx.x % P;

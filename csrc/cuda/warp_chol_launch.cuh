@@ -184,6 +184,18 @@ constexpr int posv_warp_min_blocks() {
   return sizeof(T) == 8 && NP == 16 ? 2 : 1;
 }
 
+// 16-byte vectors each thread has in flight while posv_warp_kernel stages its chunk (the
+// staging default is 4): 8 at the padded orders 16 and 32, whose kernels load, factor
+// and solve in lockstep waves, so that a wave's loads are all issued at once. H100,
+// 100,000 systems, posv_solve, three interleaved rounds
+// (results/h100-2026-11-24-posv-loads-ab.txt): float64 n = 16 0.149-0.156 -> 0.134-0.143
+// ms, n = 32 0.84-0.87 -> 0.76-0.79, float32 n = 16 0.088-0.089 -> 0.080-0.089, n = 32
+// 0.36-0.37 -> 0.35-0.36; 2 was slower everywhere. The other orders were not measured.
+template <int NP>
+constexpr int posv_warp_load_vectors() {
+  return NP == 16 || NP == 32 ? 8 : 4;
+}
+
 template <typename T>
 bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_t batch, int n,
                            int k, bool upper, cudaStream_t stream) {
@@ -206,7 +218,8 @@ bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_
     const int threads = 32 * warp_blocks_warps<T, P>(lay);
     const int per_block = threads / P;
     const size_t smem = size_t(per_block) * lay.ms * sizeof(T);
-    auto kernel = posv_warp_kernel<T, NP, P, posv_warp_min_blocks<T, NP>()>;
+    auto kernel =
+        posv_warp_kernel<T, NP, P, posv_warp_min_blocks<T, NP>(), posv_warp_load_vectors<NP>()>;
     allow_dynamic_smem(kernel, smem);
     kernel<<<ceil_div(batch, per_block), threads, smem, stream>>>(
         A, B, X, L, info, batch, k, lay, upper, stage_vectorizable<T>(A, L, n));
