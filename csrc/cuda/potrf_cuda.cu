@@ -109,9 +109,10 @@ PotrfKernel choose_potrf_kernel(int n) {
   // from 193 (200: 5.22 vs 5.90, 224: 5.11 vs 5.93, 256: 6.38 vs 7.20). Float64 from 129
   // stays with blocked, whose update runs on the MMAs (...-dmma-update-kernel-times.txt:
   // 136: 3.45 vs 4.43 ms for tile16, 160: 3.78 vs 3.98; only at 192 does tile16 lead, by
-  // 1%, 5.29 vs 5.36). Float32 up to 128 stays with wide (at 128 tile was 5% faster in
-  // one run, 1.37 vs 1.44 ms). A device with less shared memory per block than sm_90
-  // falls through to blocked where the tiles do not fit.
+  // 1%, 5.29 vs 5.36). Float32 up to 128 stays with wide: at 128 its square-root-free
+  // steps run 1.22-1.25 ms, where tile took 1.32 in tune_potrf (in the run in which wide
+  // still took 1.45; ...-wide-variants-ab.txt). A device with less shared memory per
+  // block than sm_90 falls through to blocked where the tiles do not fit.
   const bool blocked_range = std::is_same_v<T, double> && n >= kF64BlockedFrom;
   if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range)
     return tile_warps<T>(n) == 16 ? PotrfKernel::kTile16 : PotrfKernel::kTile;
