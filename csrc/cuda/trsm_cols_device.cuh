@@ -10,9 +10,15 @@
 // in shared memory, is read with broadcasts (every lane of a system reads the same
 // address), at offsets known at compile time.
 //
-// The staged matrix of a system ("slot"): A's rows copied as stored, pitch LD = N + 1,
-// followed by the N reciprocals of the diagonal. The solves see it as a lower
-// triangular T:  T(p, q) = Ms[p * LD + q] (orientation 0) or Ms[q * LD + p] (1).
+// The staged matrix of a system ("slot"), followed by the N reciprocals of the
+// diagonal, in one of two layouts (the launcher picks one per order):
+//   square (Packed = false): A's rows as stored, pitch LD = N + 1;
+//     T(p, q) = Ms[p * LD + q] (orientation 0) or Ms[q * LD + p] (1);
+//   packed (true): only the stored triangle, by A's rows, about half the size, so a
+//     warp holds twice the systems: A's lower triangle row-packed (orientation 0,
+//     packed_triangle.cuh) or its upper one, row r holding columns r..N-1 (1).
+// The solves see it as a lower triangular T, T(p, q) = A[p][q] (orientation 0) or
+// A[q][p] (1), at offsets known at compile time in either layout.
 //   cols_lower solves T x = b (forward), cols_upper solves T^T x = b (backward),
 // which covers every flag combination: the launcher picks the orientation and which
 // solve (trsm_triangle_plan.h). Rows and columns n..N-1 of a slot stay zero and
@@ -20,6 +26,7 @@
 #pragma once
 
 #include "cuda/async_copy.cuh"
+#include "cuda/packed_triangle.cuh"
 
 namespace batchchol {
 namespace cuda {
@@ -29,23 +36,50 @@ constexpr int cols_ld() {
   return N + 1;
 }
 
-// Elements of one slot: the matrix, N reciprocals, and one more when that makes the
-// count odd, so that the slots read together by a warp start in different banks.
-template <int N>
-constexpr int cols_slot_elems() {
-  return (N * cols_ld<N>() + N) | 1;
+// Elements of the staged triangle (square: its whole N x LD block).
+template <int N, bool Packed>
+constexpr int cols_tri_elems() {
+  return Packed ? lo_row(N) : N * cols_ld<N>();
 }
 
-template <int N, bool Orient>
+// Elements of one slot: the triangle, N reciprocals, and one more when that makes the
+// count odd, so that the slots read together by a warp start in different banks.
+template <int N, bool Packed>
+constexpr int cols_slot_elems() {
+  return (cols_tri_elems<N, Packed>() + N) | 1;
+}
+
+// Start of A's row r in the packed upper triangle (row r holds columns r..N-1).
+template <int N>
+__host__ __device__ constexpr int cols_up_row(int r) {
+  return r * N - r * (r - 1) / 2;
+}
+
+// Offset of T(p, q), p >= q.
+template <int N, bool Orient, bool Packed>
 __device__ __forceinline__ constexpr int cols_at(int p, int q) {
-  return Orient ? q * cols_ld<N>() + p : p * cols_ld<N>() + q;
+  if constexpr (Packed) {
+    return Orient ? cols_up_row<N>(q) + (p - q) : lo_row(p) + q;
+  } else {
+    return Orient ? q * cols_ld<N>() + p : p * cols_ld<N>() + q;
+  }
+}
+
+// Where A[r][c] of the stored triangle goes.
+template <int N, bool Packed>
+__device__ __forceinline__ int cols_dest(int r, int c, bool orient) {
+  if constexpr (Packed) {
+    return orient ? cols_up_row<N>(r) + (c - r) : lo_row(r) + c;
+  } else {
+    return r * cols_ld<N>() + c;
+  }
 }
 
 // Issues the asynchronous copy of the triangle of one n x n matrix (row-major at a)
 // that holds T: A's lower triangle for orientation 0, its upper one for 1. The
 // diagonal is skipped when it is unit. Rows and columns are spread over the warp so
 // that consecutive lanes copy consecutive elements of a row.
-template <typename T, int N>
+template <typename T, int N, bool Packed>
 __device__ __forceinline__ void cols_issue_matrix(const T* __restrict__ a, int n, bool orient,
                                                   bool unit, T* slot, int lane) {
   constexpr int kRowsPerPass = N >= 32 ? 1 : 32 / N;
@@ -57,47 +91,63 @@ __device__ __forceinline__ void cols_issue_matrix(const T* __restrict__ a, int n
     const int r = r0 + t * kRowsPerPass;
     const bool in_tri = orient ? c >= r : c <= r;
     if (r < n && c < n && in_tri && !(unit && r == c))
-      cp_async_elem(slot + r * cols_ld<N>() + c, a + r * n + c);
+      cp_async_elem(slot + cols_dest<N, Packed>(r, c, orient), a + r * n + c);
   }
 }
 
 // Writes the reciprocals of the staged diagonals (1 where unit or beyond n) after the
 // copies have landed and the warp has synchronized; `slots` slots, from all lanes.
-template <typename T, int N>
+template <typename T, int N, bool Packed>
 __device__ __forceinline__ void cols_invert_diagonals(T* wsm, int slots, int n, bool unit,
-                                                      int lane) {
+                                                      bool orient, int lane) {
   for (int idx = lane; idx < slots * N; idx += 32) {
     const int s = idx / N;
     const int p = idx - s * N;
-    T* slot = wsm + s * cols_slot_elems<N>();
-    slot[N * cols_ld<N>() + p] =
-        (p < n && !unit) ? T(1) / slot[p * cols_ld<N>() + p] : T(1);
+    T* slot = wsm + s * cols_slot_elems<N, Packed>();
+    slot[cols_tri_elems<N, Packed>() + p] =
+        (p < n && !unit) ? T(1) / slot[cols_dest<N, Packed>(p, p, orient)] : T(1);
   }
 }
 
 // T x = b: column j is final once scaled, then updates the rows below it. The
 // updates of one column are independent, so the long chain is only the diagonal.
-template <typename T, int N, bool Orient>
+template <typename T, int N, bool Orient, bool Packed>
 __device__ __forceinline__ void cols_lower(const T* __restrict__ slot, T (&x)[N]) {
-  const T* inv = slot + N * cols_ld<N>();
+  const T* inv = slot + cols_tri_elems<N, Packed>();
 #pragma unroll
   for (int j = 0; j < N; ++j) {
     x[j] *= inv[j];
 #pragma unroll
-    for (int i = j + 1; i < N; ++i) x[i] -= slot[cols_at<N, Orient>(i, j)] * x[j];
+    for (int i = j + 1; i < N; ++i) x[i] -= slot[cols_at<N, Orient, Packed>(i, j)] * x[j];
   }
 }
 
 // T^T x = b: the same, backwards, with T(j, i) for the entries above the diagonal.
-template <typename T, int N, bool Orient>
+template <typename T, int N, bool Orient, bool Packed>
 __device__ __forceinline__ void cols_upper(const T* __restrict__ slot, T (&x)[N]) {
-  const T* inv = slot + N * cols_ld<N>();
+  const T* inv = slot + cols_tri_elems<N, Packed>();
 #pragma unroll
   for (int j = N - 1; j >= 0; --j) {
     x[j] *= inv[j];
 #pragma unroll
-    for (int i = 0; i < j; ++i) x[i] -= slot[cols_at<N, Orient>(j, i)] * x[j];
+    for (int i = 0; i < j; ++i) x[i] -= slot[cols_at<N, Orient, Packed>(j, i)] * x[j];
   }
+}
+
+// The slot pointer again, as a value the compiler cannot see through, produced after
+// `after` is known. A potrs reads every staged entry in both passes, and the unchanged
+// shared memory lets the compiler keep the forward pass's loads in registers for the
+// backward one: 255 registers and spills with the packed layout. Reading through this
+// pointer makes the backward pass load its entries itself.
+template <typename T>
+__device__ __forceinline__ const T* cols_reload_pointer(const T* slot, T after) {
+  unsigned long long a = reinterpret_cast<unsigned long long>(slot);
+  if constexpr (sizeof(T) == 8) {
+    asm volatile("mov.b64 %0, %0;" : "+l"(a) : "d"(after));
+  } else {
+    asm volatile("mov.b64 %0, %0;" : "+l"(a) : "f"(after));
+  }
+  return reinterpret_cast<const T*>(a);
 }
 
 }  // namespace cuda

@@ -43,11 +43,13 @@ struct ColsParams {
   bool unit;
 };
 
-template <typename T, int N, int Solve>
+// No minimum of resident blocks in the launch bounds: with 5 or 6, float32 n = 16 ran up
+// to 10% slower (results/h100-2026-11-24-cols-packed-ab.txt).
+template <typename T, int N, int Solve, bool Packed>
 __global__ void __launch_bounds__(kColsWarps * 32)
     trsm_cols_kernel(const T* __restrict__ A, const T* B, T* X, ColsParams p) {
   extern __shared__ __align__(16) unsigned char cols_smem_raw[];
-  constexpr int SS = cols_slot_elems<N>();
+  constexpr int SS = cols_slot_elems<N, Packed>();
   const int lane = threadIdx.x & 31;
   T* const wsm = reinterpret_cast<T*>(cols_smem_raw) + (threadIdx.x >> 5) * p.slots * SS;
   // Padding rows and columns are never copied into: zero once, they stay zero.
@@ -66,7 +68,8 @@ __global__ void __launch_bounds__(kColsWarps * 32)
     for (int s = 0; s < p.slots; ++s) {
       if (u0 + s < p.units) {
         const int64_t sys = (u0 + s) / p.groups;
-        cols_issue_matrix<T, N>(A + sys * p.a_stride, n, p.orient, p.unit, wsm + s * SS, lane);
+        cols_issue_matrix<T, N, Packed>(A + sys * p.a_stride, n, p.orient, p.unit, wsm + s * SS,
+                                        lane);
       }
     }
     cp_async_commit();
@@ -87,13 +90,13 @@ __global__ void __launch_bounds__(kColsWarps * 32)
 
     cp_async_wait<0>();
     __syncwarp();
-    cols_invert_diagonals<T, N>(wsm, p.slots, n, p.unit, lane);
+    cols_invert_diagonals<T, N, Packed>(wsm, p.slots, n, p.unit, p.orient, lane);
     __syncwarp();
     if constexpr (Solve != kTriBackward) {
       if (p.orient) {
-        cols_lower<T, N, true>(tile, x);
+        cols_lower<T, N, true, Packed>(tile, x);
       } else {
-        cols_lower<T, N, false>(tile, x);
+        cols_lower<T, N, false, Packed>(tile, x);
       }
     }
     if constexpr (Solve == kTriPotrs) {
@@ -104,10 +107,11 @@ __global__ void __launch_bounds__(kColsWarps * 32)
         if (i >= n) x[i] = T(0);
     }
     if constexpr (Solve != kTriForward) {
+      const T* const back = Solve == kTriPotrs ? cols_reload_pointer(tile, x[N - 1]) : tile;
       if (p.orient) {
-        cols_upper<T, N, true>(tile, x);
+        cols_upper<T, N, true, Packed>(back, x);
       } else {
-        cols_upper<T, N, false>(tile, x);
+        cols_upper<T, N, false, Packed>(back, x);
       }
     }
     if (active) {
@@ -125,6 +129,32 @@ inline void with_cols_order(int64_t n, F&& f) {
   if (n <= 8) return f(std::integral_constant<int, 8>{});
   if (n <= 16) return f(std::integral_constant<int, 16>{});
   f(std::integral_constant<int, 32>{});
+}
+
+// Systems per warp: a power of two, at most one per group of `lanes` lanes, as many as
+// kColsSmemPerWarp holds.
+template <typename T, int N, bool Packed>
+int cols_slots(int lanes) {
+  const int fit = int(kColsSmemPerWarp / (cols_slot_elems<N, Packed>() * sizeof(T)));
+  int slots = 1;
+  while (slots * 2 <= std::min(32 / lanes, fit)) slots *= 2;
+  return slots;
+}
+
+template <typename T, int N, bool Packed>
+void launch_cols_kernel(const T* A, const T* B, T* X, ColsParams p, int solve,
+                        cudaStream_t stream) {
+  p.slots = cols_slots<T, N, Packed>(1 << p.lanes_log2);
+  auto kernel = solve == kTriForward    ? trsm_cols_kernel<T, N, kTriForward, Packed>
+                : solve == kTriBackward ? trsm_cols_kernel<T, N, kTriBackward, Packed>
+                                        : trsm_cols_kernel<T, N, kTriPotrs, Packed>;
+  const size_t smem = size_t(kColsWarps) * p.slots * cols_slot_elems<N, Packed>() * sizeof(T);
+  allow_dynamic_smem(kernel, smem);
+  const int64_t needed =
+      (p.units + int64_t(kColsWarps) * p.slots - 1) / (int64_t(kColsWarps) * p.slots);
+  const int64_t blocks = resident_blocks(kernel, kColsWarps * 32, smem, needed);
+  kernel<<<unsigned(blocks), kColsWarps * 32, smem, stream>>>(A, B, X, p);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 // The solves of `plan` (trsm_triangle_plan.h) with v's order and strides.
@@ -149,19 +179,23 @@ void launch_cols_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t ba
   p.units = batch * p.groups;
   with_cols_order(n, [&](auto order) {
     constexpr int N = decltype(order)::value;
-    const int fit = int(kColsSmemPerWarp / (cols_slot_elems<N>() * sizeof(T)));
-    p.slots = 1;
-    while (p.slots * 2 <= std::min(32 / lanes, fit)) p.slots *= 2;
-    auto kernel = plan.solve == kTriForward    ? trsm_cols_kernel<T, N, kTriForward>
-                  : plan.solve == kTriBackward ? trsm_cols_kernel<T, N, kTriBackward>
-                                               : trsm_cols_kernel<T, N, kTriPotrs>;
-    const size_t smem = size_t(kColsWarps) * p.slots * cols_slot_elems<N>() * sizeof(T);
-    allow_dynamic_smem(kernel, smem);
-    const int64_t needed = (p.units + int64_t(kColsWarps) * p.slots - 1) /
-                           (int64_t(kColsWarps) * p.slots);
-    const int64_t blocks = resident_blocks(kernel, kColsWarps * 32, smem, needed);
-    kernel<<<unsigned(blocks), kColsWarps * 32, smem, stream>>>(A, B, X, p);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    // The packed triangle holds twice the systems per warp in the same shared memory.
+    // H100 A/B, bench_fixed shapes (results/h100-2026-11-24-cols-packed-ab.txt): at
+    // n = 16 float64 trsm 1 column 0.125 -> 0.112 ms, potrs 0.150 -> 0.126, float32 trsm
+    // 16 columns 0.320 -> 0.301 (float32 1-2 columns within 2%, either way); at n = 32 it
+    // pays where it fits more systems (float32 trsm 8 columns 0.189 -> 0.175), and at n <= 8
+    // a warp holds 32 systems either way.
+    if constexpr (N == 16) {
+      launch_cols_kernel<T, N, true>(A, B, X, p, plan.solve, stream);
+    } else if constexpr (N == 32) {
+      if (cols_slots<T, N, true>(lanes) > cols_slots<T, N, false>(lanes)) {
+        launch_cols_kernel<T, N, true>(A, B, X, p, plan.solve, stream);
+      } else {
+        launch_cols_kernel<T, N, false>(A, B, X, p, plan.solve, stream);
+      }
+    } else {
+      launch_cols_kernel<T, N, false>(A, B, X, p, plan.solve, stream);
+    }
   });
 }
 
