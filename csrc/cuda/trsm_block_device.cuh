@@ -11,11 +11,12 @@
 // the systems per SM), and potrs runs both passes from that copy. G lanes share each
 // right-hand-side column (N / 16 or N / 8: trsm_block_kernels.cuh); lane g owns rows
 // g, g + G, g + 2G, ... (interleaved, so every lane has rows below the current step
-// until the end). Step j: the owner of row j scales it, one shuffle among the G lanes
+// until the end), of C columns (1, or 2 where that pays: trsm_block_kernels.cuh).
+// Step j: the owner of row j scales it, one shuffle per column among the G lanes
 // hands x_j to all of them, and each updates its rows past j with one shared-memory
-// read per row (a broadcast: the lanes of every column read the same entry). The
-// steps are unrolled for the padded order N, so each address is a per-lane base plus
-// a constant. (A rolled variant, x rotating by one slot per row group to keep its
+// read per row for its C columns (a broadcast: the lanes of every column read the same
+// entry). The steps are unrolled for the padded order N, so each address is a per-lane
+// base plus a constant. (A rolled variant, x rotating by one slot per row group to keep its
 // indices constant, was 1.3-2x slower at every measured size, N = 128 included, where
 // the unrolled potrs is ~8,000 instructions: ncu showed few instruction-fetch stalls.)
 //
@@ -97,10 +98,10 @@ __device__ __forceinline__ T block_solve_row(T& xm, T inv_d, int g, int g0) {
   return xj;
 }
 
-// T x = b for this lane's rows x[m] = row m G + g, steps j < n.
-template <typename T, int N, int G, bool Orient>
+// T x = b for this lane's rows x[c][m] = row m G + g of its column c, steps j < n.
+template <typename T, int N, int G, bool Orient, int C>
 __device__ __forceinline__ void block_forward(const T* S, const int (&rb)[N / G],
-                                              T (&x)[N / G], int g, int n) {
+                                              T (&x)[C][N / G], int g, int n) {
   constexpr int R = N / G;
   const T* inv = S + block_tri_elems<N>();
   const T* Sg = S + g;
@@ -112,21 +113,25 @@ __device__ __forceinline__ void block_forward(const T* S, const int (&rb)[N / G]
     for (int g0 = 0; g0 < G; ++g0) {
       const int j = m0 * G + g0;
       if (j >= n) return;  // uniform over the block
-      const T xj = block_solve_row<G>(x[m0], inv[j], g, g0);
+      T xj[C];
+#pragma unroll
+      for (int c = 0; c < C; ++c) xj[c] = block_solve_row<G>(x[c][m0], inv[j], g, g0);
 #pragma unroll
       for (int m = m0; m < R; ++m) {
         const T t = Orient ? Sg[up_row<N>(j) - j + m * G] : S[rb[m] + j];
         // Rows at or above j in the owner's own group keep their values.
-        if (m > m0 || g > g0) x[m] -= t * xj;
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+          if (m > m0 || g > g0) x[c][m] -= t * xj[c];
       }
     }
   }
 }
 
 // T^T x = b, steps from n - 1 down to 0.
-template <typename T, int N, int G, bool Orient>
+template <typename T, int N, int G, bool Orient, int C>
 __device__ __forceinline__ void block_backward(const T* S, const int (&rb)[N / G],
-                                               T (&x)[N / G], int g, int n) {
+                                               T (&x)[C][N / G], int g, int n) {
   constexpr int R = N / G;
   const T* inv = S + block_tri_elems<N>();
   const T* Sg = S + g;
@@ -136,11 +141,15 @@ __device__ __forceinline__ void block_backward(const T* S, const int (&rb)[N / G
     for (int g0 = G - 1; g0 >= 0; --g0) {
       const int j = m0 * G + g0;
       if (j >= n) continue;
-      const T xj = block_solve_row<G>(x[m0], inv[j], g, g0);
+      T xj[C];
+#pragma unroll
+      for (int c = 0; c < C; ++c) xj[c] = block_solve_row<G>(x[c][m0], inv[j], g, g0);
 #pragma unroll
       for (int m = 0; m <= m0; ++m) {
         const T t = Orient ? S[rb[m] + j] : Sg[lo_row(j) + m * G];
-        if (m < m0 || g < g0) x[m] -= t * xj;
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+          if (m < m0 || g < g0) x[c][m] -= t * xj[c];
       }
     }
   }

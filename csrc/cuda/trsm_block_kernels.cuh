@@ -3,8 +3,8 @@
 // (trsm_block_f32.cu, trsm_block_f64.cu), which defines the entry points of
 // trsm_block_launch.h.
 //
-// One block per system, G lanes per right-hand-side column. A system with
-// more columns than the block has column lanes solves them group after group from the
+// One block per system, G lanes per right-hand-side column, C columns per lane. A
+// system with more columns than the block holds solves them group after group from the
 // same staged triangle. The triangle's copy is in flight while the first group of
 // columns is loaded into registers.
 #pragma once
@@ -57,7 +57,7 @@ struct BlockParams {
   bool unit;
 };
 
-template <typename T, int N, int G, int Solve, bool Orient>
+template <typename T, int N, int G, int Solve, bool Orient, int C>
 __global__ void __launch_bounds__(block_max_threads<N>(), block_min_blocks<N>())
     trsm_block_kernel(const T* __restrict__ A, const T* B, T* X, BlockParams p) {
   constexpr int R = N / G;
@@ -75,15 +75,22 @@ __global__ void __launch_bounds__(block_max_threads<N>(), block_min_blocks<N>())
 
   bool staged = false;
 #pragma unroll 1
-  for (int c0 = 0; c0 < p.k; c0 += p.col_lanes) {
-    const int col = c0 + cl;
-    const bool active = col < p.k;
-    const int64_t off = sys * p.b_stride + int64_t(active ? col : 0) * p.cs;
-    T x[R];
+  for (int c0 = 0; c0 < p.k; c0 += p.col_lanes * C) {
+    bool active[C];
+    int64_t off[C];
+    T x[C][R];
 #pragma unroll
-    for (int m = 0; m < R; ++m) {
-      const int row = m * G + g;
-      x[m] = (active && row < n) ? B[off + row * p.rs] : T(0);
+    for (int c = 0; c < C; ++c) {
+      // Lane cl's columns are col_lanes apart, so that neighbouring lanes read
+      // neighbouring columns.
+      const int col = c0 + cl + c * p.col_lanes;
+      active[c] = col < p.k;
+      off[c] = sys * p.b_stride + int64_t(active[c] ? col : 0) * p.cs;
+#pragma unroll
+      for (int m = 0; m < R; ++m) {
+        const int row = m * G + g;
+        x[c][m] = (active[c] && row < n) ? B[off[c] + row * p.rs] : T(0);
+      }
     }
     if (!staged) {
       cp_async_wait<0>();
@@ -92,13 +99,16 @@ __global__ void __launch_bounds__(block_max_threads<N>(), block_min_blocks<N>())
       __syncthreads();
       staged = true;
     }
-    if constexpr (Solve != kTriBackward) block_forward<T, N, G, Orient>(S, rb, x, g, n);
-    if constexpr (Solve != kTriForward) block_backward<T, N, G, Orient>(S, rb, x, g, n);
-    if (active) {
+    if constexpr (Solve != kTriBackward) block_forward<T, N, G, Orient, C>(S, rb, x, g, n);
+    if constexpr (Solve != kTriForward) block_backward<T, N, G, Orient, C>(S, rb, x, g, n);
 #pragma unroll
-      for (int m = 0; m < R; ++m) {
-        const int row = m * G + g;
-        if (row < n) X[off + row * p.rs] = x[m];
+    for (int c = 0; c < C; ++c) {
+      if (active[c]) {
+#pragma unroll
+        for (int m = 0; m < R; ++m) {
+          const int row = m * G + g;
+          if (row < n) X[off[c] + row * p.rs] = x[c][m];
+        }
       }
     }
   }
@@ -114,17 +124,17 @@ inline void with_block_order(int64_t n, F&& f) {
   f(std::integral_constant<int, 128>{});
 }
 
-template <typename T, int N, int G, bool Orient>
+template <typename T, int N, int G, bool Orient, int C>
 auto block_kernel_for(int solve) {
-  return solve == kTriForward    ? trsm_block_kernel<T, N, G, kTriForward, Orient>
-         : solve == kTriBackward ? trsm_block_kernel<T, N, G, kTriBackward, Orient>
-                                 : trsm_block_kernel<T, N, G, kTriPotrs, Orient>;
+  return solve == kTriForward    ? trsm_block_kernel<T, N, G, kTriForward, Orient, C>
+         : solve == kTriBackward ? trsm_block_kernel<T, N, G, kTriBackward, Orient, C>
+                                 : trsm_block_kernel<T, N, G, kTriPotrs, Orient, C>;
 }
 
-template <typename T, int N, int G>
+template <typename T, int N, int G, int C>
 auto block_kernel_for(const TrianglePlan& plan) {
-  return plan.orient ? block_kernel_for<T, N, G, true>(plan.solve)
-                     : block_kernel_for<T, N, G, false>(plan.solve);
+  return plan.orient ? block_kernel_for<T, N, G, true, C>(plan.solve)
+                     : block_kernel_for<T, N, G, false, C>(plan.solve);
 }
 
 // The solves of `plan` (trsm_triangle_plan.h) with v's order and strides.
@@ -146,22 +156,33 @@ void launch_block_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
   p.unit = plan.unit;
   with_block_order(n, [&](auto order) {
     constexpr int N = decltype(order)::value;
-    auto launch = [&](auto lanes_per_column) {
+    auto launch = [&](auto lanes_per_column, auto columns_per_lane) {
       constexpr int G = decltype(lanes_per_column)::value;
+      constexpr int C = decltype(columns_per_lane)::value;
       // At least one warp; as many columns at once as the thread limit allows.
       int lanes = 32 / G;
-      while (lanes < k && lanes * 2 * G <= block_max_threads<N>()) lanes *= 2;
+      while (lanes * C < k && lanes * 2 * G <= block_max_threads<N>()) lanes *= 2;
       p.col_lanes = lanes;
-      auto kernel = block_kernel_for<T, N, G>(plan);
+      auto kernel = block_kernel_for<T, N, G, C>(plan);
       const size_t smem = size_t(block_smem_elems<N>()) * sizeof(T);
       allow_dynamic_smem(kernel, smem);
       kernel<<<unsigned(batch), lanes * G, smem, stream>>>(A, B, X, p);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
+    using One = std::integral_constant<int, 1>;
     if constexpr (N <= 64) {
-      if (k <= 8) return launch(std::integral_constant<int, N / 8>{});
+      if (k <= 8) return launch(std::integral_constant<int, N / 8>{}, One{});
     }
-    launch(std::integral_constant<int, block_row_lanes<N>()>{});
+    // potrs at N = 64 from 9 columns: two columns per lane, N / 8 lanes per column (the
+    // same threads, half the shared-memory reads per update; H100 A/B,
+    // results/h100-2026-11-24-block-columns-ab.txt: float64 16 columns 0.278 -> 0.261 ms,
+    // 32 columns 0.475 -> 0.440, float32 16 columns 0.178 -> 0.171). trsm gained nothing
+    // there, float64 potrs lost at N = 32 and N = 128 (1.11 -> 1.67 ms: 16 lanes per column).
+    if constexpr (N == 64) {
+      if (plan.solve == kTriPotrs)
+        return launch(std::integral_constant<int, N / 8>{}, std::integral_constant<int, 2>{});
+    }
+    launch(std::integral_constant<int, block_row_lanes<N>()>{}, One{});
   });
 }
 
