@@ -410,17 +410,24 @@ __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
   slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p_begin);
   const bool fresh = ft.in_update(step, k0, col_tiles == 0);
   const T* src = (fresh ? ft.a : L) + lay.origin(b);  // the tile's entries before the update
-  if constexpr (kMma) {
-    const DmmaWarpTile wt;
-    const bool idle = i0 == j0 && wt.above_diagonal();
-    double acc[2][4][2] = {};
+  // Runs product() once per panel p_begin..k0, with that panel's slices in pi / pj and
+  // the next panel's loads in flight.
+  const auto each_panel = [&](auto&& product) {
     for (int p0 = p_begin; p0 <= k0; p0 += kPanel) {
       if (p0 != p_begin) __syncthreads();  // the previous slices are consumed
       slices.template store<PITCH>(pi, pj);
       __syncthreads();
       if (p0 < k0) slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p0 + kPanel);
-      if (!idle) dmma_panel(acc, wt, pi, pj);
+      product();
     }
+  };
+  if constexpr (kMma) {
+    const DmmaWarpTile wt;
+    const bool idle = i0 == j0 && wt.above_diagonal();
+    double acc[2][4][2] = {};
+    each_panel([&] {
+      if (!idle) dmma_panel(acc, wt, pi, pj);
+    });
     if (idle) return;
     // Offset of entry (a, c, e) of the warp tile in the matrix, -1 unless it is in the
     // matrix, below c_end and on or below the diagonal.
@@ -428,20 +435,24 @@ __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
       const int i = i0 + dmma_row(wt, a), j = j0 + dmma_col(wt, c, e);
       return i < n && j < c_end && j <= i ? i * n + j : -1;
     };
+    int off[2][4][2];
     double cur[2][4][2];
 #pragma unroll
     for (int a = 0; a < 2; ++a)
 #pragma unroll
       for (int c = 0; c < 4; ++c)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) cur[a][c][e] = at(a, c, e) >= 0 ? src[at(a, c, e)] : 0.0;
+        for (int e = 0; e < 2; ++e) {
+          off[a][c][e] = at(a, c, e);
+          cur[a][c][e] = off[a][c][e] >= 0 ? src[off[a][c][e]] : 0.0;
+        }
 #pragma unroll
     for (int a = 0; a < 2; ++a)
 #pragma unroll
       for (int c = 0; c < 4; ++c)
 #pragma unroll
         for (int e = 0; e < 2; ++e)
-          if (at(a, c, e) >= 0) m[at(a, c, e)] = cur[a][c][e] - acc[a][c][e];
+          if (off[a][c][e] >= 0) m[off[a][c][e]] = cur[a][c][e] - acc[a][c][e];
   } else {
     // Thread (tr, tc) owns rows tr + 16a and columns tc + 16b: strided ownership keeps
     // the shared-memory reads of a warp on distinct rows.
@@ -457,11 +468,7 @@ __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
     const auto owned = [&](int a, int c) {
       return 16 * a < ci && 16 * c < cj && 16 * c <= cd + 16 * a;
     };
-    for (int p0 = p_begin; p0 <= k0; p0 += kPanel) {
-      if (p0 != p_begin) __syncthreads();  // the previous slices are consumed
-      slices.template store<PITCH>(pi, pj);
-      __syncthreads();
-      if (p0 < k0) slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p0 + kPanel);
+    each_panel([&] {
 #pragma unroll 8
       for (int p = 0; p < kPanel; ++p) {
         T li[TS], lj[TS];
@@ -475,7 +482,7 @@ __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
 #pragma unroll
           for (int c = 0; c < TS; ++c) acc[a][c] += mul_conj(li[a], lj[c]);
       }
-    }
+    });
     T cur[TS][TS];
 #pragma unroll
     for (int a = 0; a < TS; ++a)

@@ -36,11 +36,6 @@
 namespace batchchol {
 namespace cuda {
 
-template <int N>
-__host__ __device__ constexpr int up_row(int r) {
-  return r * N - r * (r - 1) / 2;
-}
-
 // Packed triangle plus the reciprocals of the diagonal.
 template <int N>
 constexpr int block_tri_elems() {

@@ -49,30 +49,20 @@ constexpr int cols_slot_elems() {
   return (cols_tri_elems<N, Packed>() + N) | 1;
 }
 
-// Start of A's row r in the packed upper triangle (row r holds columns r..N-1).
-template <int N>
-__host__ __device__ constexpr int cols_up_row(int r) {
-  return r * N - r * (r - 1) / 2;
-}
-
-// Offset of T(p, q), p >= q.
-template <int N, bool Orient, bool Packed>
-__device__ __forceinline__ constexpr int cols_at(int p, int q) {
-  if constexpr (Packed) {
-    return Orient ? cols_up_row<N>(q) + (p - q) : lo_row(p) + q;
-  } else {
-    return Orient ? q * cols_ld<N>() + p : p * cols_ld<N>() + q;
-  }
-}
-
-// Where A[r][c] of the stored triangle goes.
+// Where A[r][c] of the stored triangle is staged (orientation 0: c <= r, 1: c >= r).
 template <int N, bool Packed>
-__device__ __forceinline__ int cols_dest(int r, int c, bool orient) {
+__device__ __forceinline__ constexpr int cols_dest(int r, int c, bool orient) {
   if constexpr (Packed) {
-    return orient ? cols_up_row<N>(r) + (c - r) : lo_row(r) + c;
+    return orient ? up_row<N>(r) + (c - r) : lo_row(r) + c;
   } else {
     return r * cols_ld<N>() + c;
   }
+}
+
+// Offset of T(p, q), p >= q: A[p][q] (orientation 0) or A[q][p] (1).
+template <int N, bool Orient, bool Packed>
+__device__ __forceinline__ constexpr int cols_at(int p, int q) {
+  return Orient ? cols_dest<N, Packed>(q, p, true) : cols_dest<N, Packed>(p, q, false);
 }
 
 // Issues the asynchronous copy of the triangle of one n x n matrix (row-major at a)
