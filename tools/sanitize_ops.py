@@ -149,7 +149,41 @@ def ragged_workload(dtypes, quick):
         x = ops._gemm_vbatched(r.values, r.offsets.cuda(), -1, -1, True, r.values, r.offsets.cuda(),
                                -1, -1, False, r.n.cuda(), r.offsets.cuda(), r.values.numel())
         ops._tri_vbatched(x, r.n.cuda(), r.offsets.cuda(), 2)
+        ragged_column_solves(ops, dtype, quick)
         torch.cuda.synchronize()
+
+
+def ragged_column_solves(ops, dtype, quick):
+    """The ragged left solves on the column-per-lane kernels (every order <= 16, or <= 32
+    from 8 columns): both triangles and transposes, host and device metadata, an invalid
+    system larger than the valid ones (its NaN), and, with one column, enough systems
+    that warps make a second trip with their slots holding matrices of other orders."""
+    from torch_batchchol import ragged
+
+    g = torch.Generator().manual_seed(1)
+    for hi, k in ((16, 3), (32, 9)):
+        sizes = torch.randint(0, hi + 1, (40 if quick else 300,), generator=g).tolist()
+        r = ragged.pack([torch.eye(n, dtype=dtype, device="cuda") * 2 + 0.1 for n in sizes])
+        L = r.values.clone()
+        b, boff, _ = ragged.pack_rhs([torch.randn(n, k, dtype=dtype, device="cuda") for n in sizes],
+                                     r.n)
+        for upper in (False, True):
+            for n, off, bo in ((r.n, r.offsets, boff), (r.n.cuda(), r.offsets.cuda(), boff.cuda())):
+                ops.potrs_vbatched(L, n, off, b, bo, k, None, upper)
+                for trans in (False, True):
+                    ops.trsm_vbatched(L, n, off, b, bo, k, None, upper, True, trans, trans)
+        big = r.n.clone()
+        big[0] = 40
+        bad = r.offsets.clone()
+        bad[0] = L.numel() - 2
+        ops.potrs_vbatched(L, big.cuda(), bad.cuda(), b, boff.cuda(), k, None, False)
+    if dtype == torch.float64:
+        sizes = torch.randint(1, 17, (20_000,), generator=g)
+        ext = sizes * sizes
+        off = torch.cumsum(ext, 0) - ext
+        L = torch.rand(int(ext.sum()), dtype=dtype, device="cuda") + 1.0
+        b = torch.randn(int(sizes.sum()), dtype=dtype, device="cuda")
+        ops.potrs_vbatched(L, sizes, off, b, torch.cumsum(sizes, 0) - sizes, 1, None, False)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@
 #include <c10/util/complex.h>
 #include <cuda_runtime.h>
 
+#include <limits>
+
 namespace batchchol {
 namespace cuda {
 
@@ -18,6 +20,12 @@ struct RealOf<c10::complex<R>> {
 };
 template <typename T>
 using real_t = typename RealOf<T>::type;
+
+// What a solve writes where the metadata of a ragged batch's system is invalid.
+template <typename T>
+__device__ __forceinline__ T quiet_nan() {
+  return T(std::numeric_limits<real_t<T>>::quiet_NaN());
+}
 
 template <typename T>
 struct IsComplex {

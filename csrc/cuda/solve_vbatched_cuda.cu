@@ -1,5 +1,7 @@
-// potrs_vbatched, posv_vbatched and trsm_vbatched on CUDA: the warp-per-system
-// solve kernels with per-system sizes (trsm_ragged_kernels.cuh); posv factors with
+// potrs_vbatched, posv_vbatched and trsm_vbatched on CUDA: left solves of real types
+// whose systems are all small go to the column-per-lane kernels (trsm_cols_kernels.cuh,
+// one lane per right-hand side, several systems per warp), the others to the
+// warp-per-system kernels with per-system sizes (trsm_ragged_kernels.cuh); posv factors with
 // potrf_vbatched's kernels first, except where the warp family factors and solves in
 // one pass (max_n <= 32, potrf_vbatched_cuda.cu).
 #include <ATen/Dispatch.h>
@@ -8,17 +10,38 @@
 #include <torch/library.h>
 
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 
 #include "common/ops_vbatched.h"
 #include "common/ragged.h"
 #include "cuda/launch_utils.h"
 #include "cuda/ragged_launch.h"
+#include "cuda/trsm_cols_launch.h"
 #include "cuda/trsm_ragged_kernels.cuh"
 
 namespace batchchol {
 namespace cuda {
 
 namespace {
+
+// Whether the column-per-lane kernels take a ragged left solve: every system of order
+// up to 16, or up to 32 from 8 right-hand sides (as in the fixed-size dispatch,
+// trsm_cuda.cu). They take whole batches only: splitting a batch at order 16 between
+// them and the warp-per-system kernel (in turn or on two streams) was 1.35-1.5x faster
+// for batches of 50,000 mostly small systems with one column, but up to 26% slower
+// elsewhere (H100, results/h100-2026-11-24-ragged-cols-split-ab.txt).
+// BATCHCHOL_RAGGED_SOLVE_KERNEL=warp (a tuning switch read at every call) keeps every
+// batch on the warp-per-system kernels.
+bool ragged_cols_take_all(int64_t max_n, int64_t k, bool left) {
+  const char* forced = std::getenv("BATCHCHOL_RAGGED_SOLVE_KERNEL");
+  if (forced != nullptr) {
+    TORCH_CHECK(std::strcmp(forced, "warp") == 0,
+                "batchchol: BATCHCHOL_RAGGED_SOLVE_KERNEL must be 'warp' (or unset)");
+    return false;
+  }
+  return left && k >= 1 && k <= INT_MAX && max_n >= 1 && max_n <= (k >= 8 ? kColsMaxOrder : 16);
+}
 
 template <typename T>
 void launch_solve_typed(const T* A, const T* B, T* X, const RaggedBatch& rb, int64_t k,
@@ -33,6 +56,17 @@ void launch_solve_typed(const T* A, const T* B, T* X, const RaggedBatch& rb, int
   p.rhs_status = rb.rhs_status.defined() ? rb.rhs_status.const_data_ptr<int>() : nullptr;
   p.k = static_cast<int>(k);
   p.left = left;
+  if constexpr (!IsComplex<T>::value) {
+    if (ragged_cols_take_all(rb.max_n, k, left)) {
+      const RaggedCols r{p.count, p.a_offsets, p.b_offsets, p.sizes, p.status, p.rhs_status};
+      if (potrs) {
+        launch_potrs_cols_ragged(A, B, X, r, k, int(rb.max_n), v1, v2, stream);
+      } else {
+        launch_trsm_cols_ragged(A, B, X, r, k, int(rb.max_n), v1, stream);
+      }
+      return;
+    }
+  }
   const int64_t max_k = k < 0 ? rb.max_n : k;
   trsm_split_columns<T>(max_k, [&](auto cpw, int64_t col_begin, int64_t col_end) {
     constexpr int CPW = decltype(cpw)::value;

@@ -68,8 +68,10 @@ __device__ __forceinline__ constexpr int cols_at(int p, int q) {
 // Issues the asynchronous copy of the triangle of one n x n matrix (row-major at a)
 // that holds T: A's lower triangle for orientation 0, its upper one for 1. The
 // diagonal is skipped when it is unit. Rows and columns are spread over the warp so
-// that consecutive lanes copy consecutive elements of a row.
-template <typename T, int N, bool Packed>
+// that consecutive lanes copy consecutive elements of a row. ZeroPad: the slot last
+// held a matrix of another order, so the triangle's entries past n are zeroed (by the
+// lane that would copy them: no other lane writes there).
+template <typename T, int N, bool Packed, bool ZeroPad = false>
 __device__ __forceinline__ void cols_issue_matrix(const T* __restrict__ a, int n, bool orient,
                                                   bool unit, T* slot, int lane) {
   constexpr int kRowsPerPass = N >= 32 ? 1 : 32 / N;
@@ -80,22 +82,26 @@ __device__ __forceinline__ void cols_issue_matrix(const T* __restrict__ a, int n
   for (int t = 0; t < kPasses; ++t) {
     const int r = r0 + t * kRowsPerPass;
     const bool in_tri = orient ? c >= r : c <= r;
-    if (r < n && c < n && in_tri && !(unit && r == c))
+    if (r < n && c < n && in_tri && !(unit && r == c)) {
       cp_async_elem(slot + cols_dest<N, Packed>(r, c, orient), a + r * n + c);
+    } else if (ZeroPad && in_tri && !(unit && r == c)) {
+      slot[cols_dest<N, Packed>(r, c, orient)] = T(0);
+    }
   }
 }
 
-// Writes the reciprocals of the staged diagonals (1 where unit or beyond n) after the
-// copies have landed and the warp has synchronized; `slots` slots, from all lanes.
-template <typename T, int N, bool Packed>
-__device__ __forceinline__ void cols_invert_diagonals(T* wsm, int slots, int n, bool unit,
-                                                      bool orient, int lane) {
+// Writes the reciprocals of the staged diagonals (1 where unit or beyond the order)
+// after the copies have landed and the warp has synchronized; `slots` slots, from all
+// lanes; order_of(s) is slot s's order.
+template <typename T, int N, bool Packed, typename Order>
+__device__ __forceinline__ void cols_invert_diagonals(T* wsm, int slots, bool unit, bool orient,
+                                                      int lane, Order&& order_of) {
   for (int idx = lane; idx < slots * N; idx += 32) {
     const int s = idx / N;
     const int p = idx - s * N;
     T* slot = wsm + s * cols_slot_elems<N, Packed>();
     slot[cols_tri_elems<N, Packed>() + p] =
-        (p < n && !unit) ? T(1) / slot[cols_dest<N, Packed>(p, p, orient)] : T(1);
+        (p < order_of(s) && !unit) ? T(1) / slot[cols_dest<N, Packed>(p, p, orient)] : T(1);
   }
 }
 

@@ -2,8 +2,6 @@
 // of trsm_kernels.cuh with each system's n, offsets and column count read per system.
 #pragma once
 
-#include <limits>
-
 #include "cuda/trsm_kernels.cuh"
 
 namespace batchchol {
@@ -21,12 +19,6 @@ struct RaggedSolveParams {
   int groups;             // column groups per system in this launch
   bool left;
 };
-
-template <typename T>
-__device__ __forceinline__ T quiet_nan() {
-  using R = real_t<T>;
-  return T(std::numeric_limits<R>::quiet_NaN());
-}
 
 // Potrs: a second, backward pass (v2) on the forward pass's result.
 template <typename T, int CPW, bool Potrs>

@@ -1,0 +1,144 @@
+"""The column-per-lane kernels of the ragged left solves (every system of order <= 16,
+or <= 32 from 8 right-hand sides) on batches large enough that their warps make
+several trips, each slot taking matrices of other orders in turn (so their padding must
+be rewritten), against float64 references; and the NaN of an invalid system larger
+than any valid one."""
+
+import pytest
+import torch
+
+from conftest import cond2, make_rhs, make_spd, make_tri, ops, tol, to_ref
+
+pytestmark = pytest.mark.cuda
+
+# More systems than the column kernels' resident warps take in one trip on an H100
+# (132 SMs x 16 warps x 16 float32 systems of order 16 with one column).
+COUNT = 40_000
+
+
+def mixed_sizes(k, seed):
+    """Sizes 0..16, or 0..32 from 8 columns: every padded order of the column kernels."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, (32 if k >= 8 else 16) + 1, (COUNT,), generator=g).tolist()
+
+
+def by_size(sizes):
+    groups = {}
+    for i, s in enumerate(sizes):
+        groups.setdefault(s, []).append(i)
+    return groups
+
+
+def packed(blocks, sizes, cols):
+    """Blocks (row-major, in order, no gaps) in one buffer, and their offsets."""
+    ext = torch.tensor([s * (s if cols is None else cols) for s in sizes], dtype=torch.int64)
+    offsets = torch.cumsum(ext, 0) - ext
+    return torch.cat([b.reshape(-1) for b in blocks]), offsets
+
+
+def batch_blocks(sizes, make):
+    """make(count, s) -> [count, ...] per order, scattered back into batch order."""
+    blocks = [None] * len(sizes)
+    for s, idx in by_size(sizes).items():
+        made = make(len(idx), s)
+        for j, i in enumerate(idx):
+            blocks[i] = made[j]
+    return blocks
+
+
+def check_blocks(X, sizes, b_off, k, mats, rhs, reference, dtype, what):
+    """Each order's solution blocks against reference(mats, rhs) (float64, batched)."""
+    for s, idx in by_size(sizes).items():
+        if s == 0:
+            continue
+        got = torch.stack([X[int(b_off[i]): int(b_off[i]) + s * k].view(s, k) for i in idx])
+        M = torch.stack([mats[i] for i in idx])
+        ref = reference(to_ref(M), to_ref(torch.stack([rhs[i] for i in idx])))
+        err = ((to_ref(got) - ref).flatten(1).norm(dim=1)
+               / ref.flatten(1).norm(dim=1).clamp_min(1e-300)).max().item()
+        bound = tol(dtype, s, cond2(M))
+        assert err <= bound, f"{what}, order {s}: relative error {err:.3e} > {bound:.3e}"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("k", [1, 3, 9])
+@pytest.mark.parametrize("upper", [False, True])
+def test_potrs_vbatched_many_mixed_sizes(dtype, k, upper):
+    sizes = mixed_sizes(k, seed=k)
+    spd = batch_blocks(sizes, lambda c, s: make_spd((c,), s, dtype))
+    rhs = batch_blocks(sizes, lambda c, s: make_rhs((c, s, k), dtype))
+    A, off = packed(spd, sizes, None)
+    B, b_off = packed(rhs, sizes, k)
+    n = torch.tensor(sizes)
+    L, info = ops.potrf_vbatched(A.cuda(), n, off, None, upper)
+    assert (info == 0).all()
+    X = ops.potrs_vbatched(L, n, off, B.cuda(), b_off, k, None, upper).cpu()
+    check_blocks(X, sizes, b_off, k, spd, rhs, torch.linalg.solve, dtype, "potrs")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("k", [1, 9])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("unit", [False, True])
+def test_trsm_vbatched_many_mixed_sizes(dtype, k, upper, transpose, unit):
+    sizes = mixed_sizes(k, seed=100 + k)
+    tris = batch_blocks(sizes, lambda c, s: make_tri((c,), s, dtype, upper=upper, unit=unit))
+    rhs = batch_blocks(sizes, lambda c, s: make_rhs((c, s, k), dtype))
+    T, off = packed(tris, sizes, None)
+    if unit:
+        # The diagonal must not be read.
+        for s, o in zip(sizes, off.tolist()):
+            T[o: o + s * s].view(s, s).diagonal().fill_(float("nan"))
+    B, b_off = packed(rhs, sizes, k)
+    n = torch.tensor(sizes)
+    X = ops.trsm_vbatched(T.cuda(), n, off, B.cuda(), b_off, k, None, upper, True, transpose,
+                          unit).cpu()
+    def reference(M, b):
+        return torch.linalg.solve_triangular(M.mH if transpose else M, b,
+                                             upper=upper != transpose, unitriangular=unit)
+
+    check_blocks(X, sizes, b_off, k, tris, rhs, reference, dtype, "trsm")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("k", [1, 9])
+def test_potrs_vbatched_invalid_large_system_gets_nan(dtype, k):
+    # GPU-side metadata without max_n: the kernels are sized by the largest valid
+    # order (16 here: the column kernels take the whole batch), while an invalid
+    # matrix of order 40 (its block runs past the buffer) keeps its size; its solution
+    # block, which is valid, must still be all NaN and the others finite.
+    sizes = [16, 40, 9, 16, 3] * 50
+    L, off = packed([make_tri((), s, dtype) for s in sizes], sizes, None)
+    B, b_off = packed([make_rhs((s, k), dtype) for s in sizes], sizes, k)
+    off = off.clone()
+    off[1::5] = L.numel() - 10  # every order-40 matrix runs past the buffer
+    X = ops.potrs_vbatched(L.cuda(), torch.tensor(sizes).cuda(), off.cuda(), B.cuda(),
+                           b_off.cuda(), k, None, False).cpu()
+    for i, s in enumerate(sizes):
+        block = X[int(b_off[i]): int(b_off[i]) + s * k]
+        if s == 40:
+            assert torch.isnan(block).all(), f"system {i}: expected NaN"
+        else:
+            assert torch.isfinite(block).all(), f"system {i}: expected finite values"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("k", [1, 9])
+def test_ragged_solve_kernel_switch(monkeypatch, dtype, k):
+    # BATCHCHOL_RAGGED_SOLVE_KERNEL=warp keeps a batch that the column kernels would
+    # take on the warp-per-system kernels: the same solutions up to rounding.
+    sizes = mixed_sizes(k, seed=7)[:3000]
+    tris = batch_blocks(sizes, lambda c, s: make_tri((c,), s, dtype))
+    L, off = packed(tris, sizes, None)
+    B, b_off = packed(batch_blocks(sizes, lambda c, s: make_rhs((c, s, k), dtype)), sizes, k)
+    n = torch.tensor(sizes)
+    args = (L.cuda(), n, off, B.cuda(), b_off, k, None, False)
+    X_cols = ops.potrs_vbatched(*args)
+    monkeypatch.setenv("BATCHCHOL_RAGGED_SOLVE_KERNEL", "warp")
+    X_warp = ops.potrs_vbatched(*args)
+    scale = X_warp.abs().max().item()
+    assert (X_cols - X_warp).abs().max().item() <= tol(dtype, 32, 100.0) * scale
+    monkeypatch.setenv("BATCHCHOL_RAGGED_SOLVE_KERNEL", "columns")
+    with pytest.raises(RuntimeError, match="BATCHCHOL_RAGGED_SOLVE_KERNEL"):
+        ops.potrs_vbatched(*args)
