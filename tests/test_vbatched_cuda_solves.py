@@ -1,6 +1,5 @@
-"""The column-per-lane kernels of the ragged left solves (every system of order <= 16,
-or <= 32 from 8 right-hand sides) on batches large enough that their warps make
-several trips, each slot taking matrices of other orders in turn (so their padding must
+"""The column-per-lane kernels of the ragged left solves (batches of systems of order
+<= 16) on batches large enough that their warps make several trips, each slot taking matrices of other orders in turn (so their padding must
 be rewritten), against float64 references; and the NaN of an invalid system larger
 than any valid one."""
 
@@ -16,10 +15,10 @@ pytestmark = pytest.mark.cuda
 COUNT = 40_000
 
 
-def mixed_sizes(k, seed):
-    """Sizes 0..16, or 0..32 from 8 columns: every padded order of the column kernels."""
+def mixed_sizes(seed):
+    """Sizes 0..16: every padded order (4, 8, 16) of the ragged column kernels."""
     g = torch.Generator().manual_seed(seed)
-    return torch.randint(0, (32 if k >= 8 else 16) + 1, (COUNT,), generator=g).tolist()
+    return torch.randint(0, 17, (COUNT,), generator=g).tolist()
 
 
 def by_size(sizes):
@@ -64,7 +63,7 @@ def check_blocks(X, sizes, b_off, k, mats, rhs, reference, dtype, what):
 @pytest.mark.parametrize("k", [1, 3, 9])
 @pytest.mark.parametrize("upper", [False, True])
 def test_potrs_vbatched_many_mixed_sizes(dtype, k, upper):
-    sizes = mixed_sizes(k, seed=k)
+    sizes = mixed_sizes(seed=k)
     spd = batch_blocks(sizes, lambda c, s: make_spd((c,), s, dtype))
     rhs = batch_blocks(sizes, lambda c, s: make_rhs((c, s, k), dtype))
     A, off = packed(spd, sizes, None)
@@ -82,7 +81,7 @@ def test_potrs_vbatched_many_mixed_sizes(dtype, k, upper):
 @pytest.mark.parametrize("transpose", [False, True])
 @pytest.mark.parametrize("unit", [False, True])
 def test_trsm_vbatched_many_mixed_sizes(dtype, k, upper, transpose, unit):
-    sizes = mixed_sizes(k, seed=100 + k)
+    sizes = mixed_sizes(seed=100 + k)
     tris = batch_blocks(sizes, lambda c, s: make_tri((c,), s, dtype, upper=upper, unit=unit))
     rhs = batch_blocks(sizes, lambda c, s: make_rhs((c, s, k), dtype))
     T, off = packed(tris, sizes, None)
@@ -128,7 +127,7 @@ def test_potrs_vbatched_invalid_large_system_gets_nan(dtype, k):
 def test_ragged_solve_kernel_switch(monkeypatch, dtype, k):
     # BATCHCHOL_RAGGED_SOLVE_KERNEL=warp keeps a batch that the column kernels would
     # take on the warp-per-system kernels: the same solutions up to rounding.
-    sizes = mixed_sizes(k, seed=7)[:3000]
+    sizes = mixed_sizes(seed=7)[:3000]
     tris = batch_blocks(sizes, lambda c, s: make_tri((c,), s, dtype))
     L, off = packed(tris, sizes, None)
     B, b_off = packed(batch_blocks(sizes, lambda c, s: make_rhs((c, s, k), dtype)), sizes, k)

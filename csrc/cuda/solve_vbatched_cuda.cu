@@ -26,11 +26,14 @@ namespace cuda {
 namespace {
 
 // Whether the column-per-lane kernels take a ragged left solve: every system of order
-// up to 16, or up to 32 from 8 right-hand sides (as in the fixed-size dispatch,
-// trsm_cuda.cu). They take whole batches only: splitting a batch at order 16 between
-// them and the warp-per-system kernel (in turn or on two streams) was 1.35-1.5x faster
-// for batches of 50,000 mostly small systems with one column, but up to 26% slower
-// elsewhere (H100, results/h100-2026-11-24-ragged-cols-split-ab.txt).
+// up to 16 (kColsRaggedMaxOrder), any number of columns. Their cost is set by the
+// padded order, not by each system's: up to 32 from 8 columns (the fixed-size rule)
+// they lost to the warp-per-system kernels by up to 1.5x on batches of mostly tiny
+// systems (H100, results/h100-2026-11-24-ragged-solves-cols32-bench_vbatched_solves.txt,
+// skewed Nmax = 32), and splitting a batch at order 16 between both families (in turn
+// or on two streams) was 1.35-1.5x faster for 50,000 mostly small systems with one
+// column but up to 26% slower elsewhere (results/h100-2026-11-24-ragged-cols-split-ab.txt):
+// they take whole batches only.
 // BATCHCHOL_RAGGED_SOLVE_KERNEL=warp (a tuning switch read at every call) keeps every
 // batch on the warp-per-system kernels.
 bool ragged_cols_take_all(int64_t max_n, int64_t k, bool left) {
@@ -40,7 +43,7 @@ bool ragged_cols_take_all(int64_t max_n, int64_t k, bool left) {
                 "batchchol: BATCHCHOL_RAGGED_SOLVE_KERNEL must be 'warp' (or unset)");
     return false;
   }
-  return left && k >= 1 && k <= INT_MAX && max_n >= 1 && max_n <= (k >= 8 ? kColsMaxOrder : 16);
+  return left && k >= 1 && k <= INT_MAX && max_n >= 1 && max_n <= kColsRaggedMaxOrder;
 }
 
 template <typename T>

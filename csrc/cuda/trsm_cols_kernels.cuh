@@ -225,6 +225,9 @@ void launch_cols_grouped(const T* A, const T* B, T* X, ColsParams p, int64_t cou
     // a warp holds 32 systems either way.
     if constexpr (N == 16) {
       launch_cols_kernel<T, N, true, Ragged>(A, B, X, p, plan.solve, stream);
+    } else if constexpr (N == 32 && Ragged) {
+      TORCH_CHECK(false, "batchchol: ragged column-per-lane solves take orders <= ",
+                  kColsRaggedMaxOrder);
     } else if constexpr (N == 32) {
       if (cols_slots<T, N, true>(lanes) > cols_slots<T, N, false>(lanes)) {
         launch_cols_kernel<T, N, true, Ragged>(A, B, X, p, plan.solve, stream);

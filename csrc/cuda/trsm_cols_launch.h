@@ -6,7 +6,7 @@
 //   trsm:  one solve with the canonical view v (trsm_kernels.cuh: trsm_view).
 //   potrs: the forward view v1 then the backward view v2, B into X.
 // The _ragged variants solve a whole ragged batch whose valid systems have orders up to
-// max_order (at most kColsMaxOrder; invalid ones get NaN where their X block is valid,
+// max_order (at most kColsRaggedMaxOrder; invalid ones get NaN where their X block is valid,
 // as in trsm_ragged_kernels.cuh); left solves only (B and X of system s n_s x k
 // row-major at b_offsets[s]); the views give the flags, not the strides.
 #pragma once
@@ -21,6 +21,7 @@ namespace batchchol {
 namespace cuda {
 
 constexpr int kColsMaxOrder = 32;
+constexpr int kColsRaggedMaxOrder = 16;  // the _ragged variants' largest max_order
 
 // A ragged batch's device metadata (trsm_ragged_kernels.cuh's conventions).
 struct RaggedCols {
