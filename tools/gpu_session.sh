@@ -8,6 +8,7 @@
 #   solves:  the trsm/potrs GPU sweep (tools/gpu_check_trsm.py) and benchmarks/tune_trsm.py
 #   bench:   bench_fixed (every op, the sweep)
 #   bench-vbatched: bench_vbatched
+#   bench-vbatched-solves: bench_vbatched_solves (potrs / trsm_vbatched)
 # Several modes run in order: bash tools/gpu_session.sh kernels tests
 # Logs and results go to $OUT; every step has its own time limit.
 set -u
@@ -79,6 +80,13 @@ for what in "${@:-tests}"; do
     timeout ${VB_LIMIT:-480} python3 benchmarks/bench_vbatched.py ${VB_ARGS:-} --json "$OUT/bench_vbatched.json" \
       --plot "$OUT/bench_vbatched.png" > "$OUT/bench_vbatched.txt" 2>"$OUT/bench_vbatched_progress.txt"
     cat "$OUT/bench_vbatched.txt"; tail -3 "$OUT/bench_vbatched_progress.txt"
+    ;;
+  bench-vbatched-solves)
+    stamp bench-vbatched-solves
+    timeout ${VBS_LIMIT:-300} python3 benchmarks/bench_vbatched_solves.py ${VBS_ARGS:-} \
+      --json "$OUT/bench_vbatched_solves.json" --plot "$OUT/bench_vbatched_solves.png" \
+      > "$OUT/bench_vbatched_solves.txt" 2>"$OUT/bench_vbatched_solves_progress.txt"
+    cat "$OUT/bench_vbatched_solves.txt"; tail -3 "$OUT/bench_vbatched_solves_progress.txt"
     ;;
   *) echo "unknown mode $what" ;;
   esac

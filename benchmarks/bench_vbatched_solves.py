@@ -1,0 +1,196 @@
+"""Ragged-batch solves: potrs_vbatched and trsm_vbatched against the PyTorch workarounds.
+
+For each size distribution (bench_vbatched.py's: uniform in [1, Nmax]; skewed, 1% at
+Nmax and 99% uniform in [1, Nmax/10]), Nmax, batch, dtype and number of right-hand
+sides k, times in one process, with the factors L (lower) already computed:
+  ours      potrs_vbatched / trsm_vbatched (left, lower) with the default kernels;
+  warp      the same with BATCHCHOL_RAGGED_SOLVE_KERNEL=warp (the warp-per-system
+            kernels for every batch: the path before the column-per-lane kernels);
+            the two alternate for --rounds rounds, best round of each;
+  bucketed  torch.cholesky_solve / torch.linalg.solve_triangular on one stacked batch
+            per distinct size;
+  padded    the same on the batch padded to Nmax (identity blocks, zero right-hand
+            sides; the padding itself is not timed).
+The roofline is each system's matrix and right-hand side read once and its solution
+written once at the measured copy bandwidth. Metadata is on the GPU with max_n given.
+
+  python benchmarks/bench_vbatched_solves.py [--quick] [--json out.json] [--plot out.png]
+"""
+
+import argparse
+import os
+
+import torch
+
+import torch_batchchol  # noqa: F401
+from bench_vbatched import make_batch, sample_sizes
+from common import copy_bandwidth, environment, format_table, log, time_ms, write_json
+
+OPS = ("potrs", "trsm")
+
+
+def stacks(values, n, offsets, cols, device):
+    """{size: (idx, gather)}: each size's blocks (n_i x cols, or n_i x n_i) as a gather."""
+    out = {}
+    for s in n.unique().tolist():
+        idx = (n == s).nonzero().view(-1).cpu()
+        width = s * (s if cols is None else cols)
+        base = offsets.cpu()[idx]
+        out[s] = (base[:, None] + torch.arange(width)[None, :]).to(device)
+    return out
+
+
+def run_point(dist, nmax, batch, dtype, k, device, args, gen):
+    n = sample_sizes(dist, nmax, batch, gen)
+    max_n = int(n.max())
+    values, nd, od = make_batch(n, dtype, device)
+    ops = torch.ops.batchchol
+    L, _ = ops.potrf_vbatched(values, nd, od, max_n, False)
+    del values
+    b_off = (nd.cumsum(0) - nd) * k
+    B = torch.randn(int(n.sum()) * k, dtype=dtype, device=device)
+    T = lambda fn: time_ms(lambda _: fn(), 1, device, warmup=args.warmup, reps=args.reps)
+    esize = L.element_size()
+    nbytes = float(((n.double() ** 2) + 2 * n.double() * k).sum()) * esize
+    rec = dict(dist=dist, nmax=nmax, batch=batch, dtype=str(dtype).replace("torch.", ""), k=k,
+               mean_n=float(n.double().mean()), roofline_ms=nbytes / args.bandwidth * 1e3)
+    l_st, b_st = stacks(L, n, od, None, device), stacks(B, n, b_off, k, device)
+    Lb = {s: L[g].view(-1, s, s) for s, g in l_st.items()}
+    Bb = {s: B[g].view(-1, s, k) for s, g in b_st.items()}
+    pad = None
+    if batch * nmax * nmax * esize * 3 < args.mem_limit:
+        pad = torch.eye(nmax, dtype=dtype, device=device).repeat(batch, 1, 1)
+        padB = torch.zeros(batch, nmax, k, dtype=dtype, device=device)
+        row = 0
+        for s in Lb:
+            c = Lb[s].shape[0]
+            pad[row:row + c, :s, :s] = Lb[s]
+            padB[row:row + c, :s] = Bb[s]
+            row += c
+    calls = {
+        "potrs": (lambda: ops.potrs_vbatched(L, nd, od, B, b_off, k, max_n, False),
+                  lambda: [torch.cholesky_solve(Bb[s], Lb[s]) for s in Lb],
+                  lambda: torch.cholesky_solve(padB, pad)),
+        "trsm": (lambda: ops.trsm_vbatched(L, nd, od, B, b_off, k, max_n, False, True, False,
+                                           False),
+                 lambda: [torch.linalg.solve_triangular(Lb[s], Bb[s], upper=False) for s in Lb],
+                 lambda: torch.linalg.solve_triangular(pad, padB, upper=False)),
+    }
+    for op in OPS:
+        ours, bucket, padded = calls[op]
+        # Ours and the warp-only path alternate, best round of each: the first timing
+        # after the inputs are built can be slow by tens of percent.
+        mine, warp = [], []
+        for _ in range(args.rounds):
+            mine.append(T(ours))
+            os.environ["BATCHCHOL_RAGGED_SOLVE_KERNEL"] = "warp"
+            try:
+                warp.append(T(ours))
+            finally:
+                os.environ.pop("BATCHCHOL_RAGGED_SOLVE_KERNEL", None)
+        rec[f"{op}_ms"], rec[f"{op}_warp_ms"] = min(mine), min(warp)
+        rec[f"{op}_bucketed_ms"] = T(bucket)
+        rec[f"{op}_padded_ms"] = T(padded) if pad is not None else None
+        best = min(x for x in (rec[f"{op}_bucketed_ms"], rec[f"{op}_padded_ms"]) if x is not None)
+        rec[f"{op}_speedup"] = best / rec[f"{op}_ms"]
+        rec[f"{op}_roofline"] = rec["roofline_ms"] / rec[f"{op}_ms"]
+    return rec
+
+
+def points(args):
+    for nmax in args.nmax:
+        for dist in args.dists:
+            for batch in args.batches:
+                for dtype in args.dtypes:
+                    for k in args.ks:
+                        yield dist, nmax, batch, dtype, k
+
+
+def plot(path, records):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 1, figsize=(max(8, 0.35 * len(records)), 8))
+    labels = [f"{r['dist']} N{r['nmax']} b{r['batch']} {r['dtype'][5:]} k{r['k']}" for r in records]
+    x = list(range(len(records)))
+    for ax, op in zip(axes, OPS):
+        w = 0.4
+        ax.bar([i - w / 2 for i in x], [r[f"{op}_speedup"] for r in records], w,
+               label="ours", color="tab:blue")
+        best = [min(v for v in (r[f"{op}_bucketed_ms"], r[f"{op}_padded_ms"]) if v is not None)
+                for r in records]
+        ax.bar([i + w / 2 for i in x], [b / r[f"{op}_warp_ms"] for b, r in zip(best, records)], w,
+               label="warp-per-system only", color="tab:gray")
+        ax.set_ylabel(f"{op}_vbatched speedup vs best workaround")
+        ax.set_yscale("log")
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, rotation=90, fontsize=7)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    log(f"wrote {path}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--nmax", default="16,32,128")
+    p.add_argument("--batches", default="5000,50000")
+    p.add_argument("--dtypes", default="float32,float64")
+    p.add_argument("--dists", default="uniform,skewed")
+    p.add_argument("--ks", default="1,8", help="right-hand sides per system")
+    p.add_argument("--quick", action="store_true", help="tiny sweep (smoke test)")
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds of ours / warp")
+    p.add_argument("--json", default=None)
+    p.add_argument("--plot", default=None)
+    args = p.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("bench_vbatched_solves.py times GPU kernels: no CUDA device")
+    device = torch.device("cuda")
+    args.nmax = [int(x) for x in args.nmax.split(",")]
+    args.batches = [int(x) for x in args.batches.split(",")]
+    args.dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
+    args.dists = args.dists.split(",")
+    args.ks = [int(x) for x in args.ks.split(",")]
+    if args.quick:
+        args.nmax, args.batches, args.dtypes, args.ks = [16, 128], [500], [torch.float64], [1]
+    args.mem_limit = torch.cuda.get_device_properties(device).total_memory * 0.5
+    args.bandwidth = copy_bandwidth(device)
+    log(f"copy bandwidth {args.bandwidth / 1e9:.0f} GB/s")
+    gen = torch.Generator().manual_seed(0)
+    todo = list(points(args))
+    records = []
+    for i, (dist, nmax, batch, dtype, k) in enumerate(todo):
+        log(f"[{i + 1}/{len(todo)}] {dist} Nmax={nmax} batch={batch} {dtype} k={k}")
+        rec = run_point(dist, nmax, batch, dtype, k, device, args, gen)
+        records.append(rec)
+        if args.json:  # partial results survive an interrupted sweep
+            write_json(args.json, environment(device), {"copy_bandwidth": args.bandwidth}, records)
+        torch.cuda.empty_cache()
+    cols = [("dist", 8, ""), ("Nmax", 5, ""), ("batch", 6, ""), ("dtype", 8, ""), ("k", 3, ""),
+            ("roof", 7, ".3f")]
+    for op in OPS:
+        cols += [(op, 7, ".3f"), ("warp", 7, ".3f"), ("bucket", 7, ".3f"), ("padded", 7, ".3f"),
+                 ("spd", 6, ".1f"), ("%roof", 6, ".2f")]
+    rows = []
+    for r in records:
+        row = [r["dist"], r["nmax"], r["batch"], r["dtype"], r["k"], r["roofline_ms"]]
+        for op in OPS:
+            row += [r[f"{op}_ms"], r[f"{op}_warp_ms"], r[f"{op}_bucketed_ms"],
+                    r[f"{op}_padded_ms"], r[f"{op}_speedup"], r[f"{op}_roofline"]]
+        rows.append(row)
+    print(format_table("potrs_vbatched / trsm_vbatched (ms; warp = warp-per-system kernels only; "
+                       "spd = best workaround / ours; %roof = roofline / ours)", cols, rows))
+    if args.json:
+        write_json(args.json, environment(device), {"copy_bandwidth": args.bandwidth}, records)
+    if args.plot:
+        plot(args.plot, records)
+
+
+if __name__ == "__main__":
+    main()
