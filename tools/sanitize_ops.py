@@ -42,8 +42,28 @@ def main():
             torch.cuda.synchronize()
     families_workload(dtypes)
     solve_kernels_workload(dtypes, args.quick)
+    one_column_stage_workload()
     ragged_workload(dtypes, args.quick)
     print("sanitize workload done")
+
+
+def one_column_stage_workload():
+    """The column-per-lane solves' one-column path at order 16 (B and X staged in shared
+    memory), orders 9..16, both dtypes, both triangles and transposes, unit diagonal,
+    with enough systems that warps make a second trip."""
+    ops = torch.ops.batchchol
+    for dtype in (torch.float64, torch.float32):
+        big = 20_000 if dtype == torch.float64 else 36_000
+        for n, batch in ((9, 300), (13, 300), (16, 300), (16, big)):
+            eye = torch.eye(n, dtype=dtype, device="cuda")
+            L = torch.randn(batch, n, n, dtype=dtype, device="cuda") * 0.1 + eye * 2
+            B = torch.randn(batch, n, 1, dtype=dtype, device="cuda")
+            for upper in (False, True):
+                ops.potrs(L, B, upper)
+                for trans in (False, True):
+                    ops.trsm(L, B, upper, True, trans, False)
+            ops.trsm(L, B, False, True, False, True)
+        torch.cuda.synchronize()
 
 
 def solve_kernels_workload(dtypes, quick):

@@ -76,13 +76,20 @@ __device__ __forceinline__ ColsSystem<T> cols_system(const T* A, const ColsParam
 
 // No minimum of resident blocks in the launch bounds: with 5 or 6, float32 n = 16 ran up
 // to 10% slower (results/h100-2026-11-24-cols-packed-ab.txt).
-template <typename T, int N, int Solve, bool Packed, bool Ragged>
+// StageB (one column, B and X contiguous): each trip copies its systems' B into shared
+// memory with the matrices (cp.async, consecutive lanes on consecutive elements) and
+// writes X from there, instead of each lane reading and writing its own column with
+// loads that touch one row of B per system (8 lines per warp instruction).
+template <typename T, int N, int Solve, bool Packed, bool Ragged, bool StageB = false>
 __global__ void __launch_bounds__(kColsWarps * 32)
     trsm_cols_kernel(const T* __restrict__ A, const T* B, T* X, ColsParams p) {
   extern __shared__ __align__(16) unsigned char cols_smem_raw[];
   constexpr int SS = cols_slot_elems<N, Packed>();
+  constexpr int BP = N + 1;
   const int lane = threadIdx.x & 31;
-  T* const wsm = reinterpret_cast<T*>(cols_smem_raw) + (threadIdx.x >> 5) * p.slots * SS;
+  T* const wsm = reinterpret_cast<T*>(cols_smem_raw) +
+                 (threadIdx.x >> 5) * p.slots * (SS + (StageB ? BP : 0));
+  T* const bsm = wsm + p.slots * SS;
   // Padding rows and columns are never copied into: zero once, they stay zero (ragged
   // batches write their padding's zeros with each matrix's copies).
   for (int e = lane; e < p.slots * SS; e += 32) wsm[e] = T(0);
@@ -104,6 +111,15 @@ __global__ void __launch_bounds__(kColsWarps * 32)
                                                   lane);
       }
     }
+    int cnt = 0;
+    if constexpr (StageB) {
+      cnt = int(min(int64_t(p.slots), p.units - u0));
+      const T* const src = B + u0 * p.n;
+      for (int e = lane; e < cnt * p.n; e += 32) {
+        const int s = e / p.n;
+        cp_async_elem(bsm + s * BP + (e - s * p.n), src + e);
+      }
+    }
     cp_async_commit();
 
     // This lane's column, loaded while the copies are in flight.
@@ -123,11 +139,17 @@ __global__ void __launch_bounds__(kColsWarps * 32)
       off = m.b + col * p.cs;
     }
     T x[N];
+    if constexpr (!StageB) {
 #pragma unroll
-    for (int i = 0; i < N; ++i) x[i] = (active && i < n) ? B[off + i * p.rs] : T(0);
+      for (int i = 0; i < N; ++i) x[i] = (active && i < n) ? B[off + i * p.rs] : T(0);
+    }
 
     cp_async_wait<0>();
     __syncwarp();
+    if constexpr (StageB) {
+#pragma unroll
+      for (int i = 0; i < N; ++i) x[i] = (active && i < n) ? bsm[my_slot * BP + i] : T(0);
+    }
     cols_invert_diagonals<T, N, Packed>(wsm, p.slots, p.unit, p.orient, lane, [&](int s) {
       if constexpr (!Ragged) return p.n;
       return u0 + s < p.units ? cols_system<T, Ragged>(A, p, (u0 + s) / p.groups).n : 0;
@@ -155,7 +177,19 @@ __global__ void __launch_bounds__(kColsWarps * 32)
         cols_upper<T, N, false, Packed>(back, x);
       }
     }
-    if (active || nan) {
+    if constexpr (StageB) {
+      if (active) {
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+          if (i < n) bsm[my_slot * BP + i] = x[i];
+      }
+      __syncwarp();
+      T* const dst = X + u0 * p.n;
+      for (int e = lane; e < cnt * p.n; e += 32) {
+        const int s = e / p.n;
+        dst[e] = bsm[s * BP + (e - s * p.n)];
+      }
+    } else if (active || nan) {
 #pragma unroll
       for (int i = 0; i < N; ++i)
         if (i < n) X[off + i * p.rs] = active ? x[i] : quiet_nan<T>();
@@ -189,10 +223,19 @@ template <typename T, int N, bool Packed, bool Ragged>
 void launch_cols_kernel(const T* A, const T* B, T* X, ColsParams p, int solve,
                         cudaStream_t stream) {
   p.slots = cols_slots<T, N, Packed>(1 << p.lanes_log2);
-  auto kernel = solve == kTriForward    ? trsm_cols_kernel<T, N, kTriForward, Packed, Ragged>
-                : solve == kTriBackward ? trsm_cols_kernel<T, N, kTriBackward, Packed, Ragged>
-                                        : trsm_cols_kernel<T, N, kTriPotrs, Packed, Ragged>;
-  const size_t smem = size_t(kColsWarps) * p.slots * cols_slot_elems<N, Packed>() * sizeof(T);
+  // One column at order 16 with B contiguous: B and X go through shared memory in
+  // coalesced runs (H100 A/B, results/h100-2026-11-24-cols-stage-b-ab.txt: float64 potrs
+  // 0.131 -> 0.115 ms, trsm 0.115 -> 0.110, float32 1-2%; at N <= 8, 3-12% slower).
+  const bool stage_b = !Ragged && N == 16 && p.k == 1 && p.rs == 1 && p.b_stride == p.n;
+  auto pick = [&](auto sb) {
+    constexpr bool SB = decltype(sb)::value && !Ragged && N == 16;
+    return solve == kTriForward    ? trsm_cols_kernel<T, N, kTriForward, Packed, Ragged, SB>
+           : solve == kTriBackward ? trsm_cols_kernel<T, N, kTriBackward, Packed, Ragged, SB>
+                                   : trsm_cols_kernel<T, N, kTriPotrs, Packed, Ragged, SB>;
+  };
+  auto kernel = stage_b ? pick(std::true_type{}) : pick(std::false_type{});
+  const size_t smem = size_t(kColsWarps) * p.slots *
+                      (cols_slot_elems<N, Packed>() + (stage_b ? N + 1 : 0)) * sizeof(T);
   allow_dynamic_smem(kernel, smem);
   const int64_t needed =
       (p.units + int64_t(kColsWarps) * p.slots - 1) / (int64_t(kColsWarps) * p.slots);
