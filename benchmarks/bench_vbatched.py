@@ -151,23 +151,22 @@ def points(args):
                     yield dist, nmax, batch, dtype
 
 
-def plot(path, records):
+def bar_axes(n_records):
+    """(plt, fig, two stacked axes) for one bar per benchmark point."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 1, figsize=(max(8, 0.35 * len(records)), 8))
-    labels = [f"{r['dist']} N{r['nmax']} b{r['batch']} {r['dtype'][5:]}" for r in records]
-    x = range(len(records))
-    axes[0].bar(x, [r["speedup"] for r in records], color="tab:blue")
-    axes[0].set_ylabel("potrf speedup vs best workaround")
-    axes[1].bar(x, [r["posv_speedup"] for r in records], color="tab:orange")
-    axes[1].set_ylabel("posv speedup vs best workaround")
+    fig, axes = plt.subplots(2, 1, figsize=(max(8, 0.35 * n_records), 8))
+    return plt, fig, axes
+
+
+def save_bars(plt, fig, axes, labels, path):
+    """Log-scale speedup axes with one labelled tick per point, saved to path."""
     for ax in axes:
         ax.set_yscale("log")
-        ax.axhline(5.0, color="gray", lw=0.8, ls="--")
-        ax.set_xticks(list(x))
+        ax.set_xticks(list(range(len(labels))))
         ax.set_xticklabels(labels, rotation=90, fontsize=7)
         ax.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()
@@ -176,30 +175,54 @@ def plot(path, records):
     log(f"wrote {path}")
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--nmax", default="32,128,512")
+def plot(path, records):
+    plt, fig, axes = bar_axes(len(records))
+    labels = [f"{r['dist']} N{r['nmax']} b{r['batch']} {r['dtype'][5:]}" for r in records]
+    x = range(len(records))
+    axes[0].bar(x, [r["speedup"] for r in records], color="tab:blue")
+    axes[0].set_ylabel("potrf speedup vs best workaround")
+    axes[1].bar(x, [r["posv_speedup"] for r in records], color="tab:orange")
+    axes[1].set_ylabel("posv speedup vs best workaround")
+    for ax in axes:
+        ax.axhline(5.0, color="gray", lw=0.8, ls="--")
+    save_bars(plt, fig, axes, labels, path)
+
+
+def add_sweep_args(p, nmax, dists, dists_help=None):
+    """The sweep options both ragged benchmarks take."""
+    p.add_argument("--nmax", default=nmax)
     p.add_argument("--batches", default="5000,50000")
     p.add_argument("--dtypes", default="float32,float64")
-    p.add_argument("--dists", default="uniform,skewed,gaussian,384+-0,384+-100,384+-200",
-                   help="size distributions (384+-r only at Nmax = 512; 'equal': all at Nmax)")
-    p.add_argument("--big", action="store_true", help="also 50,000 matrices at Nmax = 512")
+    p.add_argument("--dists", default=dists, help=dists_help)
     p.add_argument("--quick", action="store_true", help="tiny sweep (smoke test)")
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--json", default=None)
     p.add_argument("--plot", default=None)
-    args = p.parse_args()
+
+
+def parse_sweep(args, script):
+    """Lists from the sweep options, and the CUDA device (exits without one)."""
     if not torch.cuda.is_available():
-        raise SystemExit("bench_vbatched.py times GPU kernels: no CUDA device")
-    device = torch.device("cuda")
+        raise SystemExit(f"{script} times GPU kernels: no CUDA device")
     args.nmax = [int(x) for x in args.nmax.split(",")]
     args.batches = [int(x) for x in args.batches.split(",")]
     args.dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
     args.dists = args.dists.split(",")
+    device = torch.device("cuda")
+    args.mem_limit = torch.cuda.get_device_properties(device).total_memory * 0.5
+    return device
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_sweep_args(p, "32,128,512", "uniform,skewed,gaussian,384+-0,384+-100,384+-200",
+                   "size distributions (384+-r only at Nmax = 512; 'equal': all at Nmax)")
+    p.add_argument("--big", action="store_true", help="also 50,000 matrices at Nmax = 512")
+    args = p.parse_args()
+    device = parse_sweep(args, "bench_vbatched.py")
     if args.quick:
         args.nmax, args.batches, args.dtypes = [32, 128], [500], [torch.float64]
-    args.mem_limit = torch.cuda.get_device_properties(device).total_memory * 0.5
     gen = torch.Generator().manual_seed(0)
     todo = list(points(args))
     records = []

@@ -23,7 +23,7 @@ import os
 import torch
 
 import torch_batchchol  # noqa: F401
-from bench_vbatched import make_batch, sample_sizes
+from bench_vbatched import add_sweep_args, bar_axes, make_batch, parse_sweep, sample_sizes, save_bars
 from common import copy_bandwidth, environment, format_table, log, time_ms, write_json
 
 OPS = ("potrs", "trsm")
@@ -107,12 +107,7 @@ def points(args):
 
 
 def plot(path, records):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 1, figsize=(max(8, 0.35 * len(records)), 8))
+    plt, fig, axes = bar_axes(len(records))
     labels = [f"{r['dist']} N{r['nmax']} b{r['batch']} {r['dtype'][5:]} k{r['k']}" for r in records]
     x = list(range(len(records)))
     for ax, op in zip(axes, OPS):
@@ -124,42 +119,20 @@ def plot(path, records):
         ax.bar([i + w / 2 for i in x], [b / r[f"{op}_warp_ms"] for b, r in zip(best, records)], w,
                label="warp-per-system only", color="tab:gray")
         ax.set_ylabel(f"{op}_vbatched speedup vs best workaround")
-        ax.set_yscale("log")
-        ax.set_xticks(x)
-        ax.set_xticklabels(labels, rotation=90, fontsize=7)
-        ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    log(f"wrote {path}")
+    save_bars(plt, fig, axes, labels, path)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--nmax", default="16,32,128")
-    p.add_argument("--batches", default="5000,50000")
-    p.add_argument("--dtypes", default="float32,float64")
-    p.add_argument("--dists", default="uniform,skewed")
+    add_sweep_args(p, "16,32,128", "uniform,skewed")
     p.add_argument("--ks", default="1,8", help="right-hand sides per system")
-    p.add_argument("--quick", action="store_true", help="tiny sweep (smoke test)")
-    p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--reps", type=int, default=7)
     p.add_argument("--rounds", type=int, default=3, help="alternating rounds of ours / warp")
-    p.add_argument("--json", default=None)
-    p.add_argument("--plot", default=None)
     args = p.parse_args()
-    if not torch.cuda.is_available():
-        raise SystemExit("bench_vbatched_solves.py times GPU kernels: no CUDA device")
-    device = torch.device("cuda")
-    args.nmax = [int(x) for x in args.nmax.split(",")]
-    args.batches = [int(x) for x in args.batches.split(",")]
-    args.dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
-    args.dists = args.dists.split(",")
+    device = parse_sweep(args, "bench_vbatched_solves.py")
     args.ks = [int(x) for x in args.ks.split(",")]
     if args.quick:
         args.nmax, args.batches, args.dtypes, args.ks = [16, 128], [500], [torch.float64], [1]
-    args.mem_limit = torch.cuda.get_device_properties(device).total_memory * 0.5
     args.bandwidth = copy_bandwidth(device)
     log(f"copy bandwidth {args.bandwidth / 1e9:.0f} GB/s")
     gen = torch.Generator().manual_seed(0)
