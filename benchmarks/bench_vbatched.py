@@ -60,14 +60,16 @@ def make_batch(n, dtype, device):
     return values, nd, od
 
 
-def buckets_of(values, n, offsets, device):
-    """{size: [count, s, s]} stacks of the ragged batch (built once, not timed)."""
+def buckets_of(values, n, offsets, device, cols=None):
+    """{size: [count, s, s]} stacks of the ragged batch's blocks (s x cols blocks with
+    cols), in batch order within each size (built once, not timed)."""
     out = {}
     for s in n.unique().tolist():
         idx = (n == s).nonzero().view(-1).cpu()
+        c = s if cols is None else cols
         base = offsets.cpu()[idx]
-        gather = (base[:, None] + torch.arange(s * s)[None, :]).to(device)
-        out[s] = values[gather].view(-1, s, s)
+        gather = (base[:, None] + torch.arange(s * c)[None, :]).to(device)
+        out[s] = values[gather].view(-1, s, c)
     return out
 
 

@@ -23,21 +23,11 @@ import os
 import torch
 
 import torch_batchchol  # noqa: F401
-from bench_vbatched import add_sweep_args, bar_axes, make_batch, parse_sweep, sample_sizes, save_bars
+from bench_vbatched import (add_sweep_args, bar_axes, buckets_of, make_batch, padded_of,
+                            parse_sweep, sample_sizes, save_bars)
 from common import copy_bandwidth, environment, format_table, log, time_ms, write_json
 
 OPS = ("potrs", "trsm")
-
-
-def stacks(values, n, offsets, cols, device):
-    """{size: (idx, gather)}: each size's blocks (n_i x cols, or n_i x n_i) as a gather."""
-    out = {}
-    for s in n.unique().tolist():
-        idx = (n == s).nonzero().view(-1).cpu()
-        width = s * (s if cols is None else cols)
-        base = offsets.cpu()[idx]
-        out[s] = (base[:, None] + torch.arange(width)[None, :]).to(device)
-    return out
 
 
 def run_point(dist, nmax, batch, dtype, k, device, args, gen):
@@ -54,19 +44,15 @@ def run_point(dist, nmax, batch, dtype, k, device, args, gen):
     nbytes = float(((n.double() ** 2) + 2 * n.double() * k).sum()) * esize
     rec = dict(dist=dist, nmax=nmax, batch=batch, dtype=str(dtype).replace("torch.", ""), k=k,
                mean_n=float(n.double().mean()), roofline_ms=nbytes / args.bandwidth * 1e3)
-    l_st, b_st = stacks(L, n, od, None, device), stacks(B, n, b_off, k, device)
-    Lb = {s: L[g].view(-1, s, s) for s, g in l_st.items()}
-    Bb = {s: B[g].view(-1, s, k) for s, g in b_st.items()}
+    Lb, Bb = buckets_of(L, n, od, device), buckets_of(B, n, b_off, device, cols=k)
     pad = None
     if batch * nmax * nmax * esize * 3 < args.mem_limit:
-        pad = torch.eye(nmax, dtype=dtype, device=device).repeat(batch, 1, 1)
+        pad = padded_of(Lb, nmax, dtype, device)  # the stacks in bucket order, as padB
         padB = torch.zeros(batch, nmax, k, dtype=dtype, device=device)
         row = 0
-        for s in Lb:
-            c = Lb[s].shape[0]
-            pad[row:row + c, :s, :s] = Lb[s]
-            padB[row:row + c, :s] = Bb[s]
-            row += c
+        for s, stack in Bb.items():
+            padB[row:row + stack.shape[0], :s] = stack
+            row += stack.shape[0]
     calls = {
         "potrs": (lambda: ops.potrs_vbatched(L, nd, od, B, b_off, k, max_n, False),
                   lambda: [torch.cholesky_solve(Bb[s], Lb[s]) for s in Lb],

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from conftest import cond2, make_rhs, make_spd, make_tri, ops, tol, to_ref
+from vbatched_util import layout
 
 pytestmark = pytest.mark.cuda
 
@@ -30,8 +31,7 @@ def by_size(sizes):
 
 def packed(blocks, sizes, cols):
     """Blocks (row-major, in order, no gaps) in one buffer, and their offsets."""
-    ext = torch.tensor([s * (s if cols is None else cols) for s in sizes], dtype=torch.int64)
-    offsets = torch.cumsum(ext, 0) - ext
+    offsets, _ = layout(sizes, cols)
     return torch.cat([b.reshape(-1) for b in blocks]), offsets
 
 
