@@ -1,7 +1,8 @@
 """Times the warp family's switches and prints where each one wins.
 
   - BATCHCHOL_POSV_FUSED_MAX_K: the most right-hand sides for which posv and posv_solve
-    (n <= 32, float32 up to 64) run the fused kernel instead of potrf + potrs; measured
+    run a fused kernel instead of potrf + potrs (the warp family's for n <= 32 and float32
+    up to 64, the wide family's two-warp one for float64 33..64); measured
     with it at 0 (never fused) and at 4096 (always), for each op, n and k. posv writes L
     either way; posv_solve keeps the fused kernel's factor on chip, so its crossover is
     higher. posv_vbatched (the warp family's ragged pass, max_n <= 32) takes posv's
@@ -9,8 +10,8 @@
   - BATCHCHOL_WARP_P32: lanes per matrix for float32 n = 32 (8 or 16), for potrf and
     posv_solve.
 
-The defaults in csrc/cuda/posv_cuda.cu (posv_fused_max_k) and warp_chol_launch.cuh
-(warp_lanes) are written from this script's output.
+The defaults in csrc/cuda/posv_cuda.cu (posv_fused_max_k, posv_wide_max_k) and
+warp_chol_launch.cuh (warp_lanes) are written from this script's output.
 
     python benchmarks/tune_posv.py [--sizes 8 16 32 48 64] [--nrhs 1 2 4 8 16 32] [--json out.json]
 """
@@ -69,8 +70,8 @@ def main():
     for dname in args.dtypes:
         dtype = getattr(torch, dname)
         for n in args.sizes:
-            if n > 32 and dtype != torch.float32:
-                continue  # the fused kernels serve float64 up to n = 32
+            if n > 64:
+                continue  # the fused kernels serve n <= 64
             A = common.spd_batch(args.batch, n, dtype)
             for k in args.nrhs:
                 B = torch.randn(args.batch, n, k, dtype=dtype, device="cuda")

@@ -173,6 +173,44 @@ def test_fused_posv_past_32_failures_are_per_system(monkeypatch, n, dtype, upper
         assert_close_rel(reconstruct(L[good], upper), to_ref(A[good]), tol(dtype, n), "posv L")
 
 
+@pytest.mark.parametrize("dtype,n", [(torch.float64, n) for n in (33, 47, 63, 64)]
+                         + [(torch.float32, n) for n in (40, 64)])
+@pytest.mark.parametrize("upper", [False, True])
+def test_wide_fused_posv(monkeypatch, dtype, n, upper):
+    # Where potrf runs the two-warp wide kernel (float64 33..64 by the size dispatch,
+    # float32 there when forced), posv fuses its solve into it (switch at 4096): against
+    # potrf + potrs (switch at 0) and torch. Failing minors in the first warp's rows, at
+    # the warps' boundary and at the last row give their info and a NaN X; the factor
+    # that posv returns is potrf's bit for bit (same steps, same copy-out); X is the
+    # same with and without L. The other triangle holds NaN (never read).
+    monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", "wide")
+    fails = {1: 1, 3: 32, 4: 33, 6: n}
+    good = [0, 2, 5, 7]
+    A = make_spd((8,), n, dtype, "cuda", cond=100.0)
+    for s, m in fails.items():
+        A[s] = break_minor(A[s], m).to(dtype)
+    A_in = fill_other_triangle(A, upper, float("nan"))
+    L_ref, info_ref = ops.potrf(A_in, upper)
+    expect = [fails.get(s, 0) for s in range(8)]
+    assert info_ref.tolist() == expect
+    for k in (1, 2, 5):
+        B = make_rhs((8, n, k), dtype, "cuda")
+        monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "4096")
+        X, L, info = ops.posv(A_in, B, upper)
+        Xs, info_s = ops.posv_solve(A_in, B, upper)
+        monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "0")
+        X0, _, info0 = ops.posv(A_in, B, upper)
+        assert info.tolist() == expect and info_s.tolist() == expect and info0.tolist() == expect
+        assert torch.equal(L.nan_to_num(7.0), L_ref.nan_to_num(7.0))
+        assert torch.equal(X.nan_to_num(7.0), Xs.nan_to_num(7.0))
+        ref = torch.linalg.solve(to_ref(A[good]), to_ref(B[good]))
+        bound = tol(dtype, n, cond2(A[good]))
+        assert_close_rel(X[good], ref, bound, f"fused posv n={n} k={k}")
+        assert_close_rel(X0[good], ref, bound, f"potrf + potrs n={n} k={k}")
+        for s in fails:
+            assert not bool(torch.isfinite(X[s]).all()), f"failed system {s} has a finite X"
+
+
 def _misaligned_copy(A):
     # The same values one element into a fresh buffer: contiguous, but not 16-byte
     # aligned, so the staged kernels take their element copies and the square stage.

@@ -15,6 +15,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--ragged-only", action="store_true", help="only the vbatched ops")
+    ap.add_argument("--wide-posv-only", action="store_true", help="only wide_posv_workload")
     args = ap.parse_args()
     ops = torch.ops.batchchol
     sizes = [1, 3, 4, 8, 16, 17, 32, 33, 48, 64, 65, 100, 128, 200, 300] if not args.quick else [3, 17, 32, 40, 64, 100, 200]
@@ -23,6 +24,10 @@ def main():
         dtypes = [torch.float32, torch.complex128]
     if args.ragged_only:
         ragged_workload(dtypes, args.quick)
+        print("sanitize workload done")
+        return
+    if args.wide_posv_only:
+        wide_posv_workload()
         print("sanitize workload done")
         return
     for dtype in dtypes:
@@ -43,8 +48,32 @@ def main():
     families_workload(dtypes)
     solve_kernels_workload(dtypes, args.quick)
     one_column_stage_workload()
+    wide_posv_workload()
     ragged_workload(dtypes, args.quick)
     print("sanitize workload done")
+
+
+def wide_posv_workload():
+    """The wide family's fused posv (float64 33..64; float32 there with the wide potrf
+    forced) with the switch forcing it for 5 columns too, with and without L, a failing
+    system included."""
+    import os
+
+    ops = torch.ops.batchchol
+    os.environ["BATCHCHOL_POSV_FUSED_MAX_K"] = "4096"
+    os.environ["BATCHCHOL_POTRF_KERNEL"] = "wide"
+    for dtype, sizes in ((torch.float64, (33, 50, 64)), (torch.float32, (40, 64))):
+        for n in sizes:
+            X = torch.randn(4, n, n, dtype=dtype, device="cuda")
+            A = X @ X.mT + n * torch.eye(n, dtype=dtype, device="cuda")
+            A[2, n // 2, n // 2] = -1.0
+            B = torch.randn(4, n, 5, dtype=dtype, device="cuda")
+            for upper in (False, True):
+                ops.posv(A, B, upper)
+                ops.posv_solve(A, B[..., :1], upper)
+        torch.cuda.synchronize()
+    os.environ.pop("BATCHCHOL_POSV_FUSED_MAX_K")
+    os.environ.pop("BATCHCHOL_POTRF_KERNEL")
 
 
 def one_column_stage_workload():

@@ -1,6 +1,7 @@
 // POSV on CUDA: one fused kernel for n <= 32 (system in registers; the warp family for
-// the real dtypes), potrf + potrs otherwise (and when A is broadcast over several
-// right-hand-side batches). posv_solve runs the same kernels without writing L.
+// the real dtypes) and for the wide family's orders (float64 33..64, float32 65..128),
+// potrf + potrs otherwise (and when A is broadcast over several right-hand-side
+// batches). posv_solve runs the same kernels without writing L.
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -17,6 +18,7 @@
 #include "cuda/potrf_launch.h"
 #include "cuda/trsm_launch.h"
 #include "cuda/warp_chol_launch.h"
+#include "cuda/wide_launch.h"
 
 namespace batchchol {
 namespace cuda {
@@ -59,6 +61,18 @@ int posv_fused_max_k(bool is_double, int n, bool writes_L) {
   return fused_max_k_or(table);
 }
 
+// The wide family's fused kernel (two warps per system, wide_solve.cuh) against potrf +
+// potrs: one column. Each column is two sweeps of 32 dependent steps per warp with the
+// factor in shared memory, where potrs streams many columns per pass. H100, 100,000
+// float64 systems, min of 3 interleaved rounds (2026-11-24,
+// benchmarks/results/h100-2026-11-24-wide-posv-ab.txt), fused / unfused ms:
+//   posv_solve k = 1: n = 33 2.62 / 3.14, 48 3.15 / 3.96, 64 3.61 / 4.50; k = 2: 3.22 /
+//   3.18, 3.89 / 3.98, 4.52 / 4.63; k = 4: 4.43 / 3.08 at n = 33, 6.47 / 4.76 at 64;
+//   posv (writes L) k = 1: 2.99 / 3.13, 3.87 / 3.97, 4.38 / 4.51; k = 2: 3.64 / 3.18 at 33.
+int posv_wide_max_k() {
+  return fused_max_k_or(1);
+}
+
 }  // namespace
 
 // posv_vbatched (max_n <= 32; ragged_launch.h), against potrf_vbatched + the ragged solve
@@ -73,11 +87,19 @@ int posv_vbatched_fused_max_k(bool is_double) {
 
 namespace {
 
-// The warp family's fused kernel where it serves (T, n, k); L may be null (posv_solve:
-// the factor stays on chip). Returns false, launching nothing, otherwise.
+// The fused kernel of the family that potrf runs for (T, n) where it serves k (the
+// wide one where potrf runs wide, else the warp one); L may be null (posv_solve: the
+// factor stays on chip). Returns false, launching nothing, otherwise.
 template <typename T>
-bool launch_posv_warp_if_served(const T* A, const T* B, T* X, T* L, int* info, int64_t batch,
-                                int n, int k, bool upper, cudaStream_t stream) {
+bool launch_posv_family_if_served(const T* A, const T* B, T* X, T* L, int* info,
+                                  int64_t batch, int n, int k, bool upper, cudaStream_t stream) {
+  if constexpr (wide_max_n<T>() > 0) {
+    if (n >= kWideMinN && n <= kPosvWideMaxN && potrf_uses_wide<T>(n)) {
+      if (k > posv_wide_max_k() || batch > INT32_MAX) return false;
+      launch_posv_wide(A, B, X, L, info, batch, n, k, upper, stream);
+      return true;
+    }
+  }
   if constexpr (warp_chol_max_n<T>() > 0) {
     // Float32 33..35 stays with potrf + potrs (the fused warp64 posv is not measured there).
     if (n <= warp_chol_max_n<T>() && (n <= 32 || n >= 36) &&
@@ -95,7 +117,7 @@ template <typename T>
 bool launch_posv_fused(const T* A, const T* B, T* X, T* L, int* info, int64_t batch, int n,
                        int k, bool upper, cudaStream_t stream) {
   if constexpr (warp_chol_max_n<T>() > 0) {
-    return launch_posv_warp_if_served(A, B, X, L, info, batch, n, k, upper, stream);
+    return launch_posv_family_if_served(A, B, X, L, info, batch, n, k, upper, stream);
   } else {
     if (n <= 2) return try_registers<T, 2>(A, B, X, L, info, batch, n, k, upper, stream);
     if (n <= 4) return try_registers<T, 4>(A, B, X, L, info, batch, n, k, upper, stream);
@@ -146,8 +168,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_cuda_impl(const char* op,
     scalar_t* x = X.mutable_data_ptr<scalar_t>();
     const int k = static_cast<int>(sb.cols);
     if (!want_L && k > 0 &&
-        cuda::launch_posv_warp_if_served<scalar_t>(a, b, x, nullptr, inf, sb.batch, n, k, upper,
-                                                   stream)) {
+        cuda::launch_posv_family_if_served<scalar_t>(a, b, x, nullptr, inf, sb.batch, n, k,
+                                                     upper, stream)) {
       return;
     }
     if (!L.defined()) L = new_factor();  // scratch for the kernels that write the factor

@@ -166,8 +166,14 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
               " is larger than the CUDA kernels support");
 }
 
-#define BATCHCHOL_INSTANTIATE(T) \
-  template void launch_potrf<T>(const T*, T*, int*, int64_t, int, bool, cudaStream_t);
+template <typename T>
+bool potrf_uses_wide(int n) {
+  return choose_potrf_kernel<T>(n) == PotrfKernel::kWide;
+}
+
+#define BATCHCHOL_INSTANTIATE(T)                                                          \
+  template void launch_potrf<T>(const T*, T*, int*, int64_t, int, bool, cudaStream_t); \
+  template bool potrf_uses_wide<T>(int);
 BATCHCHOL_INSTANTIATE(float)
 BATCHCHOL_INSTANTIATE(double)
 BATCHCHOL_INSTANTIATE(c10::complex<float>)

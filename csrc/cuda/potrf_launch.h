@@ -15,5 +15,10 @@ template <typename T>
 void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                   cudaStream_t stream);
 
+// Whether launch_potrf<T> runs the wide family for order n (the size dispatch, or the
+// family BATCHCHOL_POTRF_KERNEL forces): posv then fuses its solve into that kernel.
+template <typename T>
+bool potrf_uses_wide(int n);
+
 }  // namespace cuda
 }  // namespace batchchol

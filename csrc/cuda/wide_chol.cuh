@@ -182,6 +182,27 @@ constexpr int wide_min_blocks() {
   return NW == 2 ? 6 : NW == 3 ? 4 : 3;
 }
 
+// Writes L from the raw stage that wide_potrf left (called by the whole block after a
+// barrier that follows the steps); kFixed as in wide_factor_matrix.
+template <typename T, int NW, bool kFixed>
+__device__ __forceinline__ void wide_store_factor(T* scratch, T* mat, T* l, const StageLayout& lay,
+                                                  bool upper, bool vec) {
+  T* const outbuf = scratch + wide_colbuf<NW>();
+  const WideFactorOut<T, NW> out{outbuf, outbuf + 32 * NW, upper};
+  const int r = threadIdx.x, nn = lay.n * lay.n;
+  if (r < lay.n) {
+    const T s = sqrt(staged_at(mat, lay.pitch, upper, r, r));
+    out.sdiag[r] = s;
+    out.rinv[out.rinv_at(r)] = T(1) / s;
+  }
+  __syncthreads();
+  if constexpr (kFixed) {
+    stage_out_exact<T, 32 * NW>(l, mat, nn, lay, vec, upper, out);
+  } else {
+    stage_out(l, mat, nn, lay, vec, upper, out);
+  }
+}
+
 // Factors the n x n matrix at a (lay: its stage layout) into l with the whole block
 // and stores its info at info[b]. vec: 16-byte staging copies (stage_in). kFixed (the
 // fixed-size kernel): the copies of order 32 NW as constants when n is that, and the
@@ -200,21 +221,8 @@ __device__ __forceinline__ void wide_factor_matrix(T* scratch, T* mat, const T* 
   __syncthreads();
   const int inf = wide_potrf<T, NW, kFixed>(scratch, mat, lay.pitch, lay.n, upper);
   __syncthreads();  // every step is done: the pivots are staged
-  T* const outbuf = scratch + wide_colbuf<NW>();
-  const WideFactorOut<T, NW> out{outbuf, outbuf + 32 * NW, upper};
-  const int r = threadIdx.x;
-  if (r < lay.n) {
-    const T s = sqrt(staged_at(mat, lay.pitch, upper, r, r));
-    out.sdiag[r] = s;
-    out.rinv[out.rinv_at(r)] = T(1) / s;
-  }
-  __syncthreads();
-  if (r == 32 * (NW - 1)) info[b] = inf;
-  if constexpr (kFixed) {
-    stage_out_exact<T, 32 * NW>(l, mat, nn, lay, vec, upper, out);
-  } else {
-    stage_out(l, mat, nn, lay, vec, upper, out);
-  }
+  if (threadIdx.x == 32 * (NW - 1)) info[b] = inf;
+  wide_store_factor<T, NW, kFixed>(scratch, mat, l, lay, upper, vec);
 }
 
 // One matrix per block of 32 NW threads; the stage layout of the warp family (odd

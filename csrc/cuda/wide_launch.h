@@ -25,6 +25,16 @@ void launch_potrf_wide(const float* A, float* L, int* info, int64_t batch, int n
 void launch_potrf_wide(const double* A, double* L, int* info, int64_t batch, int n, bool upper,
                        cudaStream_t stream);
 
+// Fused posv (wide_solve.cuh), two warps per system (n <= kPosvWideMaxN): B, X [batch,
+// n, k]; L may be null (posv_solve), else it receives the factor as launch_potrf_wide
+// writes it. Three and four warps (float32 65..128) are not built: at one column they
+// tied or lost against potrf + potrs on an H100 (benchmarks/KERNEL-NOTES.md).
+constexpr int kPosvWideMaxN = 64;
+void launch_posv_wide(const float* A, const float* B, float* X, float* L, int* info,
+                      int64_t batch, int n, int k, bool upper, cudaStream_t stream);
+void launch_posv_wide(const double* A, const double* B, double* X, double* L, int* info,
+                      int64_t batch, int n, int k, bool upper, cudaStream_t stream);
+
 // Ragged batches: the matrices of group g of tg (ragged_bins.h), whose tile count
 // (2..wide_max_n / 32) gives the warps per matrix, in one launch; their info
 // entries are written, nothing else of the batch is touched.

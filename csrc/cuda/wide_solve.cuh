@@ -1,0 +1,145 @@
+// Fused posv for the wide family's two-warp orders (float64 33..64; float32 there only
+// when the wide potrf is forced): one block factors its matrix with wide_potrf and
+// solves with the factor still in shared memory, so A and B are read once and X written
+// once (L only for posv, which returns it). potrf + potrs instead writes L and reads it
+// back. The routines take any NW; three and four warps are not built (wide_launch.h).
+//
+// wide_potrf leaves the raw entries a_rj of the working matrix in the stage with the
+// pivots d_j on the diagonal, i.e. A = Lt D Lt^T with Lt(r, j) = a_rj / d_j. So
+//   forward:  z_r = b_r - sum_{j<r} a_rj w_j,     w_j = z_j / d_j,
+//   backward: x_r = (z_r - sum_{j>r} a_jr x_j) / d_r,
+// which needs no square root. Row r stays on lane r. Each warp sweeps its own 32 rows
+// with shuffles (per row a chain of one multiply, one shuffle and one multiply-add), then
+// the warps after it (forward) or before it (backward) take its 32 finished values from
+// shared memory in one pass.
+#pragma once
+
+#include "cuda/scalar_ops.cuh"
+#include "cuda/wide_chol.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+// Sweep of the warp whose rows start at j0 (lane q holds row r = j0 + q, invd = 1 / d_r):
+// forward, z_r -= a_rj w_j (w_j = z_j / d_j) for the warp's rows j < r; backward, z_r -=
+// a_jr x_j (x_j = z_j / d_j) for its rows j > r. The coefficients a / d_j are formed
+// before the sweep, so the chain from one row to the next is one shuffle and one
+// multiply-add. Returns the updated z (w_r or x_r is z * invd). Rows past n read nothing
+// (their stage rows do not exist) and keep z = 0.
+template <typename T, bool kForward>
+__device__ __forceinline__ T wide_sweep(T z, T invd, const T* mat, int pitch, bool upper,
+                                        int n, int j0, int q) {
+  const int r = j0 + q;
+  const int rr = r < n ? r : n - 1;  // rows past n read row n - 1 into their unused z
+  if constexpr (kForward) {
+#pragma unroll
+    for (int t = 0; t < 32; ++t) {
+      if (j0 + t < n) {
+        const T wj = shfl(z * invd, t);
+        if (q > t) z -= staged_at(const_cast<T*>(mat), pitch, upper, rr, j0 + t) * wj;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int t = 31; t >= 0; --t) {
+      if (j0 + t < n) {
+        const T xj = shfl(z * invd, t);
+        if (q < t) z -= staged_at(const_cast<T*>(mat), pitch, upper, j0 + t, r) * xj;
+      }
+    }
+  }
+  return z;
+}
+
+// The rows of the other warps take the 32 values val[j0 ..] of the warp that swept:
+// forward z_r -= a_rj w_j, backward z_r -= a_jr x_j.
+template <typename T, bool kForward>
+__device__ __forceinline__ T wide_take_block(T z, const T* val, const T* mat, int pitch,
+                                             bool upper, int n, int j0, int r) {
+  const int rr = r < n ? r : n - 1;  // as in wide_sweep
+#pragma unroll 8
+  for (int t = 0; t < 32; ++t) {
+    const int j = j0 + t;
+    if (j < n) {
+      const T a = kForward ? staged_at(const_cast<T*>(mat), pitch, upper, rr, j)
+                           : staged_at(const_cast<T*>(mat), pitch, upper, j, r);
+      z -= a * val[j];
+    }
+  }
+  return z;
+}
+
+// Solves the k columns of b (n x k, row-major) into x after wide_potrf and a block
+// barrier, from the raw stage; inf: the factorization's info (known on the last warp's
+// lanes). A failed factorization gives NaN columns, as the unfused path (whose L holds
+// the NaN square root) would. scratch: the column buffer, free after the steps: the
+// finished w_j or x_j of the warp that just swept (32 NW elements), then the info.
+template <typename T, int NW>
+__device__ __forceinline__ void wide_solve(T* scratch, const T* mat, int pitch, int n, bool upper,
+                                           const T* __restrict__ b, T* __restrict__ x, int k,
+                                           int inf) {
+  static_assert(!IsComplex<T>::value, "the wide family is real");
+  static_assert(wide_colbuf<NW>() >= 32 * NW + 1, "the solve's buffers live in the column buffer");
+  T* const val = scratch;
+  int* const info = reinterpret_cast<int*>(scratch + 32 * NW);
+  const int r = threadIdx.x, w = r / 32, q = r % 32;
+  if (r == 32 * (NW - 1)) *info = inf;
+  const bool live = r < n;
+  const T invd = live ? T(1) / staged_at(const_cast<T*>(mat), pitch, upper, r, r) : T(0);
+  __syncthreads();
+  const bool failed = *info != 0;
+  for (int c = 0; c < k; ++c) {
+    T z = live ? b[int64_t(r) * k + c] : T(0);
+    // Each warp's writes of val[its rows] follow a barrier that every reader of the
+    // previous values there has passed (the forward readers are later warps, the
+    // backward ones earlier warps, and the sweeps alternate direction).
+#pragma unroll
+    for (int wb = 0; wb < NW; ++wb) {
+      if (w == wb) {
+        z = wide_sweep<T, true>(z, invd, mat, pitch, upper, n, 32 * wb, q);
+        val[r] = z * invd;
+      }
+      if (wb < NW - 1) {
+        __syncthreads();
+        if (w > wb) z = wide_take_block<T, true>(z, val, mat, pitch, upper, n, 32 * wb, r);
+      }
+    }
+#pragma unroll
+    for (int wb = NW - 1; wb >= 0; --wb) {
+      if (w == wb) {
+        const T xr = wide_sweep<T, false>(z, invd, mat, pitch, upper, n, 32 * wb, q) * invd;
+        val[r] = xr;
+        if (live) x[int64_t(r) * k + c] = failed ? quiet_nan<T>() : xr;
+      }
+      if (wb > 0) {
+        __syncthreads();
+        if (w < wb) z = wide_take_block<T, false>(z, val, mat, pitch, upper, n, 32 * wb, r);
+      }
+    }
+  }
+}
+
+// One system per block of 32 NW threads: B, X are [batch, n, k]; L may be null
+// (posv_solve), then the factor never leaves the chip.
+template <typename T, int NW>
+__global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
+    posv_wide_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ X,
+                     T* __restrict__ L, int* __restrict__ info, int k, StageLayout lay,
+                     bool upper, bool vec) {
+  extern __shared__ __align__(16) unsigned char wide_smem_raw[];
+  T* const scratch = reinterpret_cast<T*>(wide_smem_raw);
+  T* const mat = scratch + wide_scratch<NW>();
+  const int64_t s = blockIdx.x;
+  const int n = lay.n, nn = n * n;
+  stage_in_exact<T, 16, 32 * NW>(mat, A + s * nn, nn, lay, vec, upper);
+  __syncthreads();
+  const int inf = wide_potrf<T, NW, true>(scratch, mat, lay.pitch, n, upper);
+  __syncthreads();  // every step is done: the pivots are staged
+  if (threadIdx.x == 32 * (NW - 1)) info[s] = inf;
+  const int64_t sys = s * int64_t(n) * k;
+  wide_solve<T, NW>(scratch, mat, lay.pitch, n, upper, B + sys, X + sys, k, inf);
+  if (L != nullptr) wide_store_factor<T, NW, true>(scratch, mat, L + s * nn, lay, upper, vec);
+}
+
+}  // namespace cuda
+}  // namespace batchchol
