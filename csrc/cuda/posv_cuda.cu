@@ -62,15 +62,17 @@ int posv_fused_max_k(bool is_double, int n, bool writes_L) {
 }
 
 // The wide family's fused kernel (two warps per system, wide_solve.cuh) against potrf +
-// potrs: one column. Each column is two sweeps of 32 dependent steps per warp with the
-// factor in shared memory, where potrs streams many columns per pass. H100, 100,000
-// float64 systems, min of 3 interleaved rounds (2026-11-24,
-// benchmarks/results/h100-2026-11-24-wide-posv-ab.txt), fused / unfused ms:
-//   posv_solve k = 1: n = 33 2.62 / 3.14, 48 3.15 / 3.96, 64 3.61 / 4.50; k = 2: 3.22 /
-//   3.18, 3.89 / 3.98, 4.52 / 4.63; k = 4: 4.43 / 3.08 at n = 33, 6.47 / 4.76 at 64;
-//   posv (writes L) k = 1: 2.99 / 3.13, 3.87 / 3.97, 4.38 / 4.51; k = 2: 3.64 / 3.18 at 33.
-int posv_wide_max_k() {
-  return fused_max_k_or(1);
+// potrs. The first column is forward-substituted during the factorization; every other
+// column costs two sweeps of 32 dependent steps per warp with the factor in shared
+// memory, where potrs streams many columns per pass. H100, 100,000 float64 systems, min of
+// 3 interleaved rounds (2026-11-24, benchmarks/results/h100-2026-11-24-wide-posv-ab.txt),
+// fused / unfused ms at n = 33, 48, 64:
+//   posv_solve k = 1: 2.31 / 3.06, 2.79 / 3.86, 3.17 / 4.48; k = 2: 2.85 / 3.12, 3.46 /
+//   3.96, 4.01 / 4.59; k = 3: 3.47 / 3.30, 4.18 / 4.18, 4.93 / 4.83;
+//   posv (writes L) k = 1: 2.66 / 3.08, 3.46 / 3.87, 4.02 / 4.54; k = 2: 3.26 / 3.13,
+//   4.12 / 3.95, 4.84 / 4.57.
+int posv_wide_max_k(bool writes_L) {
+  return fused_max_k_or(writes_L ? 1 : 2);
 }
 
 }  // namespace
@@ -95,7 +97,7 @@ bool launch_posv_family_if_served(const T* A, const T* B, T* X, T* L, int* info,
                                   int64_t batch, int n, int k, bool upper, cudaStream_t stream) {
   if constexpr (wide_max_n<T>() > 0) {
     if (n >= kWideMinN && n <= kPosvWideMaxN && potrf_uses_wide<T>(n)) {
-      if (k > posv_wide_max_k() || batch > INT32_MAX) return false;
+      if (k > posv_wide_max_k(/*writes_L=*/L != nullptr) || batch > INT32_MAX) return false;
       launch_posv_wide(A, B, X, L, info, batch, n, k, upper, stream);
       return true;
     }

@@ -22,6 +22,8 @@
 // 0.37-0.38 ms, float32 n = 128 1.39 -> 1.24-1.25; results/h100-2026-11-24-wide-variants-ab.txt).
 #pragma once
 
+#include <type_traits>
+
 #include "cuda/batch_layout.cuh"
 #include "cuda/warp64_chol.cuh"
 
@@ -69,21 +71,47 @@ __device__ __forceinline__ void wide_update(T (&a)[NA], T f, const T* col) {
   }
 }
 
+// A right-hand side eliminated along with the steps (the fused posv's forward
+// substitution): lane r holds z_r; at step k lane k publishes z_k and the rows r > k take
+// z_r -= (a_rk / d_k) z_k, the update their matrix entries get, so that after the steps
+// z = Lt^{-1} b (A = Lt D Lt^T). Its buffer (two entries, parity of k) is ordered as the
+// column buffer. WideNoRhs: plain potrf.
+template <typename T>
+struct WideRhs {
+  T z;
+  T* zcol;
+  __device__ __forceinline__ void publish(int r, int k) {
+    if (r == k) zcol[k & 1] = z;
+  }
+  __device__ __forceinline__ void take(int r, int k, T f) {
+    if (r > k) z -= f * zcol[k & 1];
+  }
+};
+struct WideNoRhs {
+  __device__ __forceinline__ void publish(int, int) {}
+  template <typename T>
+  __device__ __forceinline__ void take(int, int, T) {}
+};
+
 // Steps k0 <= k < k1 of phase P for row r, updating W entries; info updated (the same
 // on every lane of the phase). The stage gets the raw a_rk (r >= k).
-template <typename T, int NW, int P, int W>
+template <typename T, int NW, int P, int W, typename Rhs>
 __device__ __forceinline__ void wide_steps(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
-                                           bool upper, T* colbuf, int k0, int k1, int& info) {
+                                           bool upper, T* colbuf, int k0, int k1, int& info,
+                                           Rhs& rhs) {
   using R = real_t<T>;
 #pragma unroll 1
   for (int k = k0; k < k1; ++k) {
     T* col = colbuf + (k & 1) * 32 * NW;
     if (r >= k) col[r - k] = a[0];
+    rhs.publish(r, k);
     wide_sync<NW>(P);
     const R d = real_(col[0]);
     if (!pivot_ok(d) && info == 0) info = k + 1;
     if (r >= k && r < n) staged_at(mat, pitch, upper, r, k) = a[0];
-    wide_update<T, 32 * NW, W>(a, a[0] * (R(1) / d), col);
+    const T f = a[0] * (R(1) / d);
+    rhs.take(r, k, f);
+    wide_update<T, 32 * NW, W>(a, f, col);
   }
 }
 
@@ -92,21 +120,21 @@ __device__ __forceinline__ void wide_steps(T (&a)[32 * NW], int r, int n, T* mat
 // only the entries it still has (W, W - 8, ...), a quarter fewer multiply-adds than W
 // on every step for the last warp's rows. Without kSplit, one range (the ragged list
 // kernel: the split spilled 224 bytes of its float64 registers).
-template <typename T, int NW, int P, int W, bool kSplit>
+template <typename T, int NW, int P, int W, bool kSplit, typename Rhs>
 __device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
-                                           bool upper, T* colbuf, int& info) {
+                                           bool upper, T* colbuf, int& info, Rhs& rhs) {
   const int k0 = 32 * P;
   const auto upto = [n](int k) { return k < n ? k : n; };
   if constexpr (kSplit) {
-    wide_steps<T, NW, P, W>(a, r, n, mat, pitch, upper, colbuf, k0, upto(k0 + 8), info);
+    wide_steps<T, NW, P, W>(a, r, n, mat, pitch, upper, colbuf, k0, upto(k0 + 8), info, rhs);
     wide_steps<T, NW, P, W - 8>(a, r, n, mat, pitch, upper, colbuf, k0 + 8, upto(k0 + 16),
-                                info);
+                                info, rhs);
     wide_steps<T, NW, P, W - 16>(a, r, n, mat, pitch, upper, colbuf, k0 + 16, upto(k0 + 24),
-                                 info);
+                                 info, rhs);
     wide_steps<T, NW, P, W - 24>(a, r, n, mat, pitch, upper, colbuf, k0 + 24, upto(k0 + 32),
-                                 info);
+                                 info, rhs);
   } else {
-    wide_steps<T, NW, P, W>(a, r, n, mat, pitch, upper, colbuf, k0, upto(k0 + 32), info);
+    wide_steps<T, NW, P, W>(a, r, n, mat, pitch, upper, colbuf, k0, upto(k0 + 32), info, rhs);
   }
   // The warps leaving after this phase may still read the buffer half of its last
   // column, which the next phase rewrites two columns later.
@@ -116,18 +144,21 @@ __device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat
 // The phases 0..WARP of warp WARP. Its rows end at column 32 WARP + 31, so phase P
 // updates 32 (WARP + 1 - P) entries. Each warp runs its own copy of the loops (the
 // branch is warp-uniform; the named barriers count arrivals, whatever the call site).
-template <typename T, int NW, bool kSplit, int WARP, int P = 0>
+template <typename T, int NW, bool kSplit, int WARP, int P = 0, typename Rhs>
 __device__ __forceinline__ void wide_chain(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
-                                           bool upper, T* colbuf, int& info) {
-  wide_phase<T, NW, P, 32 * (WARP + 1 - P), kSplit>(a, r, n, mat, pitch, upper, colbuf, info);
+                                           bool upper, T* colbuf, int& info, Rhs& rhs) {
+  wide_phase<T, NW, P, 32 * (WARP + 1 - P), kSplit>(a, r, n, mat, pitch, upper, colbuf, info,
+                                                    rhs);
   if constexpr (P < WARP)
-    wide_chain<T, NW, kSplit, WARP, P + 1>(a, r, n, mat, pitch, upper, colbuf, info);
+    wide_chain<T, NW, kSplit, WARP, P + 1>(a, r, n, mat, pitch, upper, colbuf, info, rhs);
 }
 
-// Factors the staged n x n matrix (lower working layout through staged_at) in place.
-// Returns info on the lanes of the last warp (the others stop at their phase).
-template <typename T, int NW, bool kSplit>
-__device__ __forceinline__ int wide_potrf(T* colbuf, T* mat, int pitch, int n, bool upper) {
+// Factors the staged n x n matrix (lower working layout through staged_at) in place,
+// eliminating rhs along (WideRhs, or WideNoRhs). Returns info on the lanes of the last
+// warp (the others stop at their phase).
+template <typename T, int NW, bool kSplit, typename Rhs = WideNoRhs>
+__device__ __forceinline__ int wide_potrf(T* colbuf, T* mat, int pitch, int n, bool upper,
+                                          Rhs rhs = {}, T* z_out = nullptr) {
   const int w = threadIdx.x / 32;
   const int r = threadIdx.x;
   T a[32 * NW];
@@ -143,16 +174,17 @@ __device__ __forceinline__ int wide_potrf(T* colbuf, T* mat, int pitch, int n, b
   }
   __syncthreads();  // every row is read before L entries overwrite the stage
   int info = 0;
-  if (w == 0) wide_chain<T, NW, kSplit, 0>(a, r, n, mat, pitch, upper, colbuf, info);
+  if (w == 0) wide_chain<T, NW, kSplit, 0>(a, r, n, mat, pitch, upper, colbuf, info, rhs);
   if constexpr (NW > 1) {
-    if (w == 1) wide_chain<T, NW, kSplit, 1>(a, r, n, mat, pitch, upper, colbuf, info);
+    if (w == 1) wide_chain<T, NW, kSplit, 1>(a, r, n, mat, pitch, upper, colbuf, info, rhs);
   }
   if constexpr (NW > 2) {
-    if (w == 2) wide_chain<T, NW, kSplit, 2>(a, r, n, mat, pitch, upper, colbuf, info);
+    if (w == 2) wide_chain<T, NW, kSplit, 2>(a, r, n, mat, pitch, upper, colbuf, info, rhs);
   }
   if constexpr (NW > 3) {
-    if (w == 3) wide_chain<T, NW, kSplit, 3>(a, r, n, mat, pitch, upper, colbuf, info);
+    if (w == 3) wide_chain<T, NW, kSplit, 3>(a, r, n, mat, pitch, upper, colbuf, info, rhs);
   }
+  if constexpr (!std::is_same_v<Rhs, WideNoRhs>) *z_out = rhs.z;
   return info;
 }
 

@@ -8,10 +8,11 @@
 // pivots d_j on the diagonal, i.e. A = Lt D Lt^T with Lt(r, j) = a_rj / d_j. So
 //   forward:  z_r = b_r - sum_{j<r} a_rj w_j,     w_j = z_j / d_j,
 //   backward: x_r = (z_r - sum_{j>r} a_jr x_j) / d_r,
-// which needs no square root. Row r stays on lane r. Each warp sweeps its own 32 rows
-// with shuffles (per row a chain of one multiply, one shuffle and one multiply-add), then
-// the warps after it (forward) or before it (backward) take its 32 finished values from
-// shared memory in one pass.
+// which needs no square root. Row r stays on lane r. The first column's forward
+// substitution runs inside the factorization's steps (WideRhs, wide_chol.cuh). Otherwise
+// each warp sweeps its own 32 rows with shuffles (per row a chain of one multiply, one
+// shuffle and one multiply-add), then the warps after it (forward) or before it
+// (backward) take its 32 finished values from shared memory in one pass.
 #pragma once
 
 #include "cuda/scalar_ops.cuh"
@@ -70,14 +71,15 @@ __device__ __forceinline__ T wide_take_block(T z, const T* val, const T* mat, in
 }
 
 // Solves the k columns of b (n x k, row-major) into x after wide_potrf and a block
-// barrier, from the raw stage; inf: the factorization's info (known on the last warp's
+// barrier, from the raw stage; z0: the first column already forward-substituted (lane r's
+// z_r, by WideRhs in the steps); inf: the factorization's info (known on the last warp's
 // lanes). A failed factorization gives NaN columns, as the unfused path (whose L holds
 // the NaN square root) would. scratch: the column buffer, free after the steps: the
 // finished w_j or x_j of the warp that just swept (32 NW elements), then the info.
 template <typename T, int NW>
 __device__ __forceinline__ void wide_solve(T* scratch, const T* mat, int pitch, int n, bool upper,
                                            const T* __restrict__ b, T* __restrict__ x, int k,
-                                           int inf) {
+                                           int inf, T z0) {
   static_assert(!IsComplex<T>::value, "the wide family is real");
   static_assert(wide_colbuf<NW>() >= 32 * NW + 1, "the solve's buffers live in the column buffer");
   T* const val = scratch;
@@ -89,19 +91,22 @@ __device__ __forceinline__ void wide_solve(T* scratch, const T* mat, int pitch, 
   __syncthreads();
   const bool failed = *info != 0;
   for (int c = 0; c < k; ++c) {
-    T z = live ? b[int64_t(r) * k + c] : T(0);
+    T z = z0;  // column 0: forward-substituted in the steps (WideRhs)
     // Each warp's writes of val[its rows] follow a barrier that every reader of the
     // previous values there has passed (the forward readers are later warps, the
     // backward ones earlier warps, and the sweeps alternate direction).
+    if (c > 0) {
+      z = live ? b[int64_t(r) * k + c] : T(0);
 #pragma unroll
-    for (int wb = 0; wb < NW; ++wb) {
-      if (w == wb) {
-        z = wide_sweep<T, true>(z, invd, mat, pitch, upper, n, 32 * wb, q);
-        val[r] = z * invd;
-      }
-      if (wb < NW - 1) {
-        __syncthreads();
-        if (w > wb) z = wide_take_block<T, true>(z, val, mat, pitch, upper, n, 32 * wb, r);
+      for (int wb = 0; wb < NW; ++wb) {
+        if (w == wb) {
+          z = wide_sweep<T, true>(z, invd, mat, pitch, upper, n, 32 * wb, q);
+          val[r] = z * invd;
+        }
+        if (wb < NW - 1) {
+          __syncthreads();
+          if (w > wb) z = wide_take_block<T, true>(z, val, mat, pitch, upper, n, 32 * wb, r);
+        }
       }
     }
 #pragma unroll
@@ -133,11 +138,17 @@ __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
   const int n = lay.n, nn = n * n;
   stage_in_exact<T, 16, 32 * NW>(mat, A + s * nn, nn, lay, vec, upper);
   __syncthreads();
-  const int inf = wide_potrf<T, NW, true>(scratch, mat, lay.pitch, n, upper);
-  __syncthreads();  // every step is done: the pivots are staged
-  if (threadIdx.x == 32 * (NW - 1)) info[s] = inf;
   const int64_t sys = s * int64_t(n) * k;
-  wide_solve<T, NW>(scratch, mat, lay.pitch, n, upper, B + sys, X + sys, k, inf);
+  const int r = threadIdx.x;
+  // The first column's forward substitution rides along with the steps (one multiply-add
+  // and one broadcast read per step, off the pivot chain); its buffer is the copy-out's
+  // space, free until wide_store_factor.
+  const WideRhs<T> rhs{r < n ? B[sys + int64_t(r) * k] : T(0), scratch + wide_colbuf<NW>()};
+  T z0;
+  const int inf = wide_potrf<T, NW, true>(scratch, mat, lay.pitch, n, upper, rhs, &z0);
+  __syncthreads();  // every step is done: the pivots are staged
+  if (r == 32 * (NW - 1)) info[s] = inf;
+  wide_solve<T, NW>(scratch, mat, lay.pitch, n, upper, B + sys, X + sys, k, inf, z0);
   if (L != nullptr) wide_store_factor<T, NW, true>(scratch, mat, L + s * nn, lay, upper, vec);
 }
 
