@@ -133,7 +133,8 @@ def test_warp_variants_posv(monkeypatch, lanes, max_k, dtype):
     # largest k of the fused kernels (0: always potrf + potrs).
     monkeypatch.setenv("BATCHCHOL_WARP_P32", lanes)
     monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", max_k)
-    for n in (20, 29, 32, 33, 47, 64):  # unrolled (<= 32) and run-time loop (float32 > 32)
+    # unrolled (<= 32), run-time loop (float32 > 32), the wide kernel (float64 > 32)
+    for n in (20, 29, 32, 33, 47, 64):
         for k in (1, 5, 17):
             A = make_spd((4,), n, dtype, "cuda", cond=100.0)
             B = make_rhs((4, n, k), dtype, "cuda")
@@ -152,9 +153,10 @@ def test_warp_variants_posv(monkeypatch, lanes, max_k, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("upper", [False, True])
 def test_fused_posv_past_32_failures_are_per_system(monkeypatch, n, dtype, upper):
-    # Past n = 32 (the fused warp64 posv for float32 36..64 with the switch at 8, potrf +
-    # potrs otherwise): a failing minor or a NaN flags its own system only; every other
-    # system is solved, with the factor written (posv) or not (posv_solve).
+    # Past n = 32 (with the switch at 8: the fused warp64 posv for float32 36..64, the fused
+    # wide one for float64, potrf + potrs for float32 33..35): a failing minor or a NaN
+    # flags its own system only; every other system is solved, with the factor written
+    # (posv) or not (posv_solve).
     monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "8")
     A = make_spd((6,), n, dtype, "cuda", cond=100.0)
     A[1] = break_minor(A[1], n - 3).to(dtype)
@@ -208,7 +210,8 @@ def test_wide_fused_posv(monkeypatch, dtype, n, upper):
         assert_close_rel(X[good], ref, bound, f"fused posv n={n} k={k}")
         assert_close_rel(X0[good], ref, bound, f"potrf + potrs n={n} k={k}")
         for s in fails:
-            assert not bool(torch.isfinite(X[s]).all()), f"failed system {s} has a finite X"
+            assert bool(torch.isnan(X[s]).all()), f"failed system {s}: X not all NaN"
+            assert not bool(torch.isfinite(X0[s]).all()), f"failed system {s}: finite X (unfused)"
 
 
 def _misaligned_copy(A):

@@ -71,6 +71,7 @@ def wide_posv_workload():
             for upper in (False, True):
                 ops.posv(A, B, upper)
                 ops.posv_solve(A, B[..., :1], upper)
+                ops.posv_solve(A, B, upper)
         torch.cuda.synchronize()
     os.environ.pop("BATCHCHOL_POSV_FUSED_MAX_K")
     os.environ.pop("BATCHCHOL_POTRF_KERNEL")

@@ -1,6 +1,6 @@
 // POSV on CUDA: one fused kernel for n <= 32 (system in registers; the warp family for
-// the real dtypes) and for the wide family's orders (float64 33..64, float32 65..128),
-// potrf + potrs otherwise (and when A is broadcast over several right-hand-side
+// the real dtypes), float32 36..64 (warp64) and float64 33..64 (the two-warp wide
+// kernel), potrf + potrs otherwise (and when A is broadcast over several right-hand-side
 // batches). posv_solve runs the same kernels without writing L.
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -89,8 +89,9 @@ int posv_vbatched_fused_max_k(bool is_double) {
 
 namespace {
 
-// The fused kernel of the family that potrf runs for (T, n) where it serves k (the
-// wide one where potrf runs wide, else the warp one); L may be null (posv_solve: the
+// A fused kernel for (T, n, k) where one serves: the wide one wherever potrf runs the
+// two-warp wide kernel (then posv's L is potrf's bit for bit; forced float32 included,
+// with float64's column limit), else the warp family's. L may be null (posv_solve: the
 // factor stays on chip). Returns false, launching nothing, otherwise.
 template <typename T>
 bool launch_posv_family_if_served(const T* A, const T* B, T* X, T* L, int* info,
@@ -114,7 +115,7 @@ bool launch_posv_family_if_served(const T* A, const T* B, T* X, T* L, int* info,
 
 // Returns false when the system does not fit on chip or has too many right-hand sides
 // for the fused kernels (the caller falls back to potrf + potrs). Real dtypes use the
-// warp family, complex ones the registers kernels of posv_kernels.cuh.
+// warp or wide family, complex ones the registers kernels of posv_kernels.cuh.
 template <typename T>
 bool launch_posv_fused(const T* A, const T* B, T* X, T* L, int* info, int64_t batch, int n,
                        int k, bool upper, cudaStream_t stream) {

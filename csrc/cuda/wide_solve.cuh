@@ -24,7 +24,7 @@ namespace cuda {
 // Sweep of the warp whose rows start at j0 (lane q holds row r = j0 + q, invd = 1 / d_r):
 // forward, z_r -= a_rj w_j (w_j = z_j / d_j) for the warp's rows j < r; backward, z_r -=
 // a_jr x_j (x_j = z_j / d_j) for its rows j > r. Lane j forms w_j or x_j and shuffles it
-// (forming a_rj / d_j off the chain instead cost 2-5%, KERNEL-NOTES). Returns the updated
+// (forming a_rj / d_j off the chain instead cost 2-7%, KERNEL-NOTES). Returns the updated
 // z (w_r or x_r is z * invd). Rows past n have no stage row: in the forward sweep their
 // lanes read row n - 1 (a clamped index kept ptxas from spilling where a branch did) into
 // a z that nothing uses; in the backward sweep they read nothing (q < t puts r below n).
