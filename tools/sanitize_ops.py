@@ -11,6 +11,12 @@ import torch
 import torch_batchchol as tb
 
 
+def random_spd(batch, n, dtype, device="cuda"):
+    """[*batch, n, n] Hermitian positive definite: X X^H + n I with X standard normal."""
+    X = torch.randn(*batch, n, n, dtype=dtype, device=device)
+    return X @ X.mH + n * torch.eye(n, dtype=dtype, device=device)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -32,8 +38,7 @@ def main():
         return
     for dtype in dtypes:
         for n in sizes:
-            X = torch.randn(3, n, n, dtype=dtype, device="cuda")
-            A = X @ X.mH + n * torch.eye(n, dtype=dtype, device="cuda")
+            A = random_spd((3,), n, dtype)
             B = torch.randn(3, n, 5, dtype=dtype, device="cuda")
             for upper in (False, True):
                 L, info = ops.potrf(A, upper)
@@ -64,8 +69,7 @@ def wide_posv_workload():
     os.environ["BATCHCHOL_POTRF_KERNEL"] = "wide"
     for dtype, sizes in ((torch.float64, (33, 50, 64)), (torch.float32, (40, 64))):
         for n in sizes:
-            X = torch.randn(4, n, n, dtype=dtype, device="cuda")
-            A = X @ X.mT + n * torch.eye(n, dtype=dtype, device="cuda")
+            A = random_spd((4,), n, dtype)
             A[2, n // 2, n // 2] = -1.0
             B = torch.randn(4, n, 5, dtype=dtype, device="cuda")
             for upper in (False, True):
@@ -134,8 +138,7 @@ def families_workload(dtypes):
         os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
         for dtype in dtypes:
             for n in (5, 33, 64, 100, 130):
-                X = torch.randn(3, n, n, dtype=dtype, device="cuda")
-                A = X @ X.mH + n * torch.eye(n, dtype=dtype, device="cuda")
+                A = random_spd((3,), n, dtype)
                 for upper in (False, True):
                     ops.potrf(A, upper)
         torch.cuda.synchronize()
@@ -153,11 +156,7 @@ def ragged_workload(dtypes, quick):
     ops = torch.ops.batchchol
     sizes = [5, 33, 1, 17, 70, 32, 0, 64, 130] if not quick else [5, 33, 17, 40]
     for dtype in dtypes:
-        mats = []
-        for n in sizes:
-            X = torch.randn(n, n, dtype=dtype, device="cuda")
-            mats.append(X @ X.mH + n * torch.eye(n, dtype=dtype, device="cuda"))
-        r = ragged.pack(mats)
+        r = ragged.pack([random_spd((), n, dtype) for n in sizes])
         b, boff, k = ragged.pack_rhs([torch.randn(n, 3, dtype=dtype, device="cuda") for n in sizes], r.n)
         for fam in ("warp", "registers", "shared", "greedy", "lazy", "binned", "tile", "tile-one"):
             os.environ["BATCHCHOL_VBATCHED_KERNEL"] = fam
