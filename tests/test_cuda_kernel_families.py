@@ -133,8 +133,9 @@ def test_warp_variants_posv(monkeypatch, lanes, max_k, dtype):
     # largest k of the fused kernels (0: always potrf + potrs).
     monkeypatch.setenv("BATCHCHOL_WARP_P32", lanes)
     monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", max_k)
-    # unrolled (<= 32), run-time loop (float32 > 32), the wide kernel (float64 > 32)
-    for n in (20, 29, 32, 33, 47, 64):
+    # unrolled (<= 32; padded orders 20, 28 and 32), run-time loop (float32 > 32), the
+    # wide kernel (float64 > 32)
+    for n in (20, 26, 29, 32, 33, 47, 64):
         for k in (1, 5, 17):
             A = make_spd((4,), n, dtype, "cuda", cond=100.0)
             B = make_rhs((4, n, k), dtype, "cuda")

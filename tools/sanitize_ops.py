@@ -22,6 +22,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--ragged-only", action="store_true", help="only the vbatched ops")
     ap.add_argument("--wide-posv-only", action="store_true", help="only wide_posv_workload")
+    ap.add_argument("--warp-posv-only", action="store_true", help="only warp_posv_workload")
     args = ap.parse_args()
     ops = torch.ops.batchchol
     sizes = [1, 3, 4, 8, 16, 17, 32, 33, 48, 64, 65, 100, 128, 200, 300] if not args.quick else [3, 17, 32, 40, 64, 100, 200]
@@ -34,6 +35,10 @@ def main():
         return
     if args.wide_posv_only:
         wide_posv_workload()
+        print("sanitize workload done")
+        return
+    if args.warp_posv_only:
+        warp_posv_workload()
         print("sanitize workload done")
         return
     for dtype in dtypes:
@@ -54,6 +59,7 @@ def main():
     solve_kernels_workload(dtypes, args.quick)
     one_column_stage_workload()
     wide_posv_workload()
+    warp_posv_workload()
     ragged_workload(dtypes, args.quick)
     print("sanitize workload done")
 
@@ -79,6 +85,26 @@ def wide_posv_workload():
         torch.cuda.synchronize()
     os.environ.pop("BATCHCHOL_POSV_FUSED_MAX_K")
     os.environ.pop("BATCHCHOL_POTRF_KERNEL")
+
+
+def warp_posv_workload():
+    """The warp family's fused posv (the first column's forward substitution inside the
+    factorization, the other sweeps reading the staged factor) at the orders of its
+    largest lane groups, padded and exact, with batches that leave the last block's
+    groups partly empty; 0, 1 and 3 columns, with and without L, a failing system."""
+    ops = torch.ops.batchchol
+    for dtype, sizes in ((torch.float64, (20, 25, 28, 30, 31, 32)), (torch.float32, (27, 32))):
+        for n in sizes:
+            A = random_spd((5,), n, dtype)
+            A[3, n // 2, n // 2] = -1.0
+            B = torch.randn(5, n, 3, dtype=dtype, device="cuda")
+            for upper in (False, True):
+                ops.posv(A, B, upper)
+                ops.posv(A, B[..., :1], upper)
+                ops.posv_solve(A, B[..., :1], upper)
+                ops.posv_solve(A, B, upper)
+                ops.posv_solve(A, B[..., :0], upper)
+        torch.cuda.synchronize()
 
 
 def one_column_stage_workload():

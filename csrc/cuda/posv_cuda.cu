@@ -45,19 +45,18 @@ int fused_max_k_or(int table) {
 }
 
 // Right-hand sides up to which the warp family's fused kernel beats potrf + potrs (it
-// sweeps every column with the factor from shared memory; the potrs kernels stream many
-// columns per pass). H100 crossovers (benchmarks/tune_posv.py, 100,000 systems,
-// 2026-11-23, results/h100-2026-11-23-tune_posv.txt; n = 8, 16, 32, 48, 64):
-//   writes_L (posv, which writes the factor either way): k <= 2 for n <= 32, float64
-//   n = 32 k <= 1 (1.29 vs 1.36 ms; k = 2 1.44 vs 1.40); never for float32 n > 32 (n = 64,
-//   k = 1: 3.54 vs 3.43 ms);
-//   posv_solve (the fused kernel keeps the factor on chip): k <= 4 for n <= 32 (float64
-//   n = 32, k = 1: 0.92 vs 1.35 ms; k = 4: 1.40 vs 1.49; k = 8: 2.05 vs 1.85), k <= 1
-//   for float32 n > 32 (n = 64: 2.91 vs 3.43 ms).
-int posv_fused_max_k(bool is_double, int n, bool writes_L) {
-  const int table = n > 32     ? (writes_L ? 0 : 1)
-                    : writes_L ? (is_double && n > 16 ? 1 : 2)
-                               : 4;
+// sweeps every column but the first with the factor from shared memory; the potrs
+// kernels stream many columns per pass). H100 crossovers (benchmarks/tune_posv.py,
+// 100,000 systems):
+//   n <= 32, since the first column's forward sweep rides along with the factorization
+//   (2026-11-25, results/h100-2026-11-25-warp-posv-tune_posv.txt; n = 8, 16, 24, 32):
+//   k <= 4 for posv and posv_solve (float64 n = 32 posv k = 2: 0.92 vs 1.15 ms, k = 4:
+//   1.08 vs 1.16, k = 8: 1.41 vs 1.17; posv_solve k = 4 0.88 vs 1.16, k = 8 1.24 vs
+//   1.17; float64 n = 24 posv k = 4 0.78 vs 0.78);
+//   float32 n > 32 (2026-11-23, results/h100-2026-11-23-tune_posv.txt): posv never (n =
+//   64, k = 1: 3.54 vs 3.43 ms), posv_solve k <= 1 (2.91 vs 3.43 ms).
+int posv_fused_max_k(int n, bool writes_L) {
+  const int table = n > 32 ? (writes_L ? 0 : 1) : 4;
   return fused_max_k_or(table);
 }
 
@@ -106,7 +105,7 @@ bool launch_posv_family_if_served(const T* A, const T* B, T* X, T* L, int* info,
   if constexpr (warp_chol_max_n<T>() > 0) {
     // Float32 33..35 stays with potrf + potrs (the fused warp64 posv is not measured there).
     if (n <= warp_chol_max_n<T>() && (n <= 32 || n >= 36) &&
-        k <= posv_fused_max_k(sizeof(T) == 8, n, /*writes_L=*/L != nullptr)) {
+        k <= posv_fused_max_k(n, /*writes_L=*/L != nullptr)) {
       return launch_posv_warp(A, B, X, L, info, batch, n, k, upper, stream);
     }
   }

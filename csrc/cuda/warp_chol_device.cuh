@@ -54,9 +54,16 @@ __device__ __forceinline__ T group_bcast(T v, int src) {
 // the others, without a per-row predicate, and never feed an entry of L (an entry (i, j)
 // of L is built from entries (i, k) and (j, k) with k < j <= i only). That keeps the
 // unrolled code at one shuffle and R multiply-adds per (k, j).
-template <typename T, int NP, int P>
-__device__ __forceinline__ int group_potrf(T (&a)[GroupShape<NP, P>::kRows][NP],
-                                           real_t<T> (&rdiag)[GroupShape<NP, P>::kRows], int q) {
+//
+// kRhs: b[t] holds entry q + P t of a right-hand side and leaves as y = L^{-1} b. The
+// forward substitution rides along with the steps (step k forms y_k from the b_k that
+// steps < k left and updates the rows below with column k's entries, one shuffle and R
+// multiply-adds more per step), so its chain overlaps the factorization's instead of
+// running after it.
+template <typename T, int NP, int P, bool kRhs>
+__device__ __forceinline__ int group_potrf_impl(T (&a)[GroupShape<NP, P>::kRows][NP],
+                                                real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
+                                                T (&b)[GroupShape<NP, P>::kRows], int q) {
   using S = GroupShape<NP, P>;
   using R = real_t<T>;
   int info = 0;
@@ -74,6 +81,17 @@ __device__ __forceinline__ int group_potrf(T (&a)[GroupShape<NP, P>::kRows][NP],
         if (pivot_row) rdiag[t] = inv;
       }
     }
+    if constexpr (kRhs) {
+      const T yk = group_bcast<P>(b[k / P], k % P) * inv;
+#pragma unroll
+      for (int t = 0; t < S::kRows; ++t) {
+        if (k < S::width(t)) {
+          const int i = q + P * t;
+          if (i == k) b[t] = yk;
+          if (i > k) b[t] -= a[t][k] * yk;
+        }
+      }
+    }
 #pragma unroll
     for (int j = k + 1; j < NP; ++j) {
       // L(j, k) lives on lane j % P, in its row j / P (entry k < j: always stored).
@@ -84,6 +102,20 @@ __device__ __forceinline__ int group_potrf(T (&a)[GroupShape<NP, P>::kRows][NP],
     }
   }
   return info;
+}
+
+template <typename T, int NP, int P>
+__device__ __forceinline__ int group_potrf(T (&a)[GroupShape<NP, P>::kRows][NP],
+                                           real_t<T> (&rdiag)[GroupShape<NP, P>::kRows], int q) {
+  T none[GroupShape<NP, P>::kRows];
+  return group_potrf_impl<T, NP, P, false>(a, rdiag, none, q);
+}
+
+template <typename T, int NP, int P>
+__device__ __forceinline__ int group_potrf_rhs(T (&a)[GroupShape<NP, P>::kRows][NP],
+                                               real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
+                                               T (&b)[GroupShape<NP, P>::kRows], int q) {
+  return group_potrf_impl<T, NP, P, true>(a, rdiag, b, q);
 }
 
 // Forward substitution L y = b for one right-hand-side column: b[t] holds entry

@@ -89,6 +89,51 @@ __device__ __forceinline__ void load_group_cols(T (&col)[GroupShape<NP, P>::kRow
                     [&](auto at) { load_group_cols<T, NP, P>(col, mat, at, n_eff, q); });
 }
 
+// The two sweeps of a solve with the factor staged (W(i, j) = L(i, j) at mat[at(i, j)],
+// j <= i < n_eff) instead of in registers: each step reads the R entries of L it needs,
+// so no lane holds a whole row or column of L (the register copies of posv's solve had
+// set its kernel's register count: float64 NP = 32 194, 162 with these sweeps and the
+// first forward sweep inside the factorization, so 12 warps per SM instead of 8). b[t] holds
+// entry q + P t of the right-hand side (zero past n_eff) and leaves as y = L^{-1} b
+// (forward) or x = L^{-H} y (backward); rdiag as group_potrf leaves it. Rows past
+// n_eff, which the stage does not hold, are the identity padding: they take no update
+// and give none.
+template <typename T, int NP, int P, typename Index>
+__device__ __forceinline__ void group_forward_staged(const T* mat, Index at, int n_eff,
+                                                     const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
+                                                     T (&b)[GroupShape<NP, P>::kRows], int q) {
+  using S = GroupShape<NP, P>;
+#pragma unroll
+  for (int j = 0; j < NP; ++j) {
+    const int tj = j / P, qj = j % P;
+    const T yj = group_bcast<P>(b[tj] * rdiag[tj], qj);
+    if (q == qj) b[tj] = yj;
+#pragma unroll
+    for (int t = 0; t < S::kRows; ++t) {
+      const int i = q + P * t;
+      if (j < S::width(t) && i > j && i < n_eff) b[t] -= mat[at(i, j)] * yj;
+    }
+  }
+}
+
+template <typename T, int NP, int P, typename Index>
+__device__ __forceinline__ void group_backward_staged(const T* mat, Index at, int n_eff,
+                                                      const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
+                                                      T (&b)[GroupShape<NP, P>::kRows], int q) {
+  using S = GroupShape<NP, P>;
+#pragma unroll
+  for (int j = NP - 1; j >= 0; --j) {
+    const int tj = j / P, qj = j % P;
+    const T xj = group_bcast<P>(b[tj] * rdiag[tj], qj);
+    if (q == qj) b[tj] = xj;
+#pragma unroll
+    for (int t = 0; t < S::kRows; ++t) {
+      const int i = q + P * t;
+      if (j >= P * t && i < j && j < n_eff) b[t] -= conj_(mat[at(j, i)]) * xj;
+    }
+  }
+}
+
 // Factors the staged matrix `mat` (order n_eff, identity-padded to NP; n_eff = 0: an
 // identity) in place on the P lanes of its group, q being the lane's index in it: the
 // factor's triangle is written back, the other one is left as it was. Returns the info
@@ -165,8 +210,10 @@ __global__ void __launch_bounds__(256, kPacked ? 2 : 0)
 
 // Factor and solve: B, X are [batch, n, k]. Upper factors solve L' L'^H conj(x) =
 // conj(b) with L' the lower factor of A^T (posv_kernels.cuh). L may be null: then the
-// factor stays on chip (the solve-only entry point writes X and info alone). kLoadU:
-// 16-byte vectors in flight per thread while the chunk is staged.
+// factor stays on chip (the solve-only entry point writes X and info alone). The first
+// column's forward substitution rides along with the factorization (group_potrf_rhs);
+// the other sweeps read the staged factor. kLoadU: 16-byte vectors in flight per thread
+// while the chunk is staged.
 template <typename T, int NP, int P, int kMinBlocks = 1, int kLoadU = 4>
 __global__ void __launch_bounds__(256, kMinBlocks)
     posv_warp_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ X,
@@ -186,33 +233,45 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   const int n_eff = g < count ? n : 0;
   const bool conj_rhs = upper && IsComplex<T>::value;
   T* mat = s + g * lay.ms;
-  real_t<T> rdiag[S::kRows];
-  const int inf = group_factor_staged<T, NP, P>(mat, lay.pitch, n_eff, q, upper, rdiag);
-  if (n_eff > 0 && q == 0) info[first + g] = inf;
-  __syncwarp();  // a group's lanes share one warp: its factor is now visible to them
-
   const int64_t sys = (first + g) * int64_t(n) * k;
-  for (int c = 0; c < k; ++c) {
-    T b[S::kRows];
+  const auto load_rhs = [&](T(&b)[S::kRows], int c) {
 #pragma unroll
     for (int t = 0; t < S::kRows; ++t) {
       const int i = q + P * t;
-      b[t] = i < n_eff ? B[sys + int64_t(i) * k + c] : T(0);
+      b[t] = i < n_eff && c < k ? B[sys + int64_t(i) * k + c] : T(0);
       if (conj_rhs) b[t] = conj_(b[t]);
     }
-    // Rows and columns are re-read per column so that only one of them is live.
-    T a[S::kRows][NP];
-    load_group_rows<T, NP, P>(a, mat, lay.pitch, n_eff, q, upper);
-    group_forward<T, NP, P>(a, rdiag, b, q);
-    T col[S::kRows][NP];
-    load_group_cols<T, NP, P>(col, mat, lay.pitch, n_eff, q, upper);
-    group_backward<T, NP, P>(col, rdiag, b, q);
+  };
+  const auto store_x = [&](const T(&b)[S::kRows], int c) {
 #pragma unroll
     for (int t = 0; t < S::kRows; ++t) {
       const int i = q + P * t;
       if (i < n_eff) X[sys + int64_t(i) * k + c] = conj_rhs ? conj_(b[t]) : b[t];
     }
-  }
+  };
+  const auto factor_solve = [&](auto at) {
+    real_t<T> rdiag[S::kRows];
+    T b[S::kRows];
+    load_rhs(b, 0);
+    {
+      T a[S::kRows][NP];
+      load_group_rows<T, NP, P>(a, mat, at, n_eff, q);
+      const int inf = group_potrf_rhs<T, NP, P>(a, rdiag, b, q);
+      store_group_rows<T, NP, P>(a, mat, at, n_eff, q);
+      if (n_eff > 0 && q == 0) info[first + g] = inf;
+    }
+    __syncwarp();  // a group's lanes share one warp: its factor is now visible to them
+    if (k == 0) return;
+    group_backward_staged<T, NP, P>(mat, at, n_eff, rdiag, b, q);
+    store_x(b, 0);
+    for (int c = 1; c < k; ++c) {
+      load_rhs(b, c);
+      group_forward_staged<T, NP, P>(mat, at, n_eff, rdiag, b, q);
+      group_backward_staged<T, NP, P>(mat, at, n_eff, rdiag, b, q);
+      store_x(b, c);
+    }
+  };
+  with_square_index(lay.pitch, upper, factor_solve);
   if (L == nullptr) return;
   __syncthreads();
   stage_out_exact<T, NP>(L + first * nn, s, count * nn, lay, vec, upper);

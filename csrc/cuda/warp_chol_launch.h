@@ -46,12 +46,15 @@ static_assert(warp_order_class(32) == kWarpOrderClasses - 1 && warp_order(15) ==
 // 8 (0.430 vs 0.458 ms). Since the staging copies take the order as a constant
 // (2026-11-23, BATCHCHOL_WARP_P32 in one run, results/h100-2026-11-23-posv-lanes-*),
 // posv is faster with 16 as well: posv_solve 0.362 vs 0.391 ms, posv 0.513 vs 0.538.
-// (kPosv keeps the two tables apart; they agree now.)
+// Since posv's first forward sweep rides along with the factorization and its other
+// sweeps read the staged factor (2026-11-25, tune_posv.py), posv_solve runs faster with
+// 8 again (0.296 vs 0.321 ms; potrf stays at 16: 0.351 vs 0.395): at 168 registers
+// against 127, 12 warps of four systems each hold 48 systems per SM against 32.
 template <typename T, bool kPosv>
 constexpr int warp_lanes(int np) {
   if (np <= 4) return 1;
   if (np <= 8) return 2;
-  if (sizeof(T) == 4) return np <= 16 ? 4 : np == 32 ? 16 : 8;
+  if (sizeof(T) == 4) return np <= 16 ? 4 : np == 32 && !kPosv ? 16 : 8;
   return np <= 16 ? 8 : 16;
 }
 
