@@ -45,6 +45,14 @@ constexpr int wide_scratch() {
   return wide_colbuf<NW>() + 2 * 32 * NW;
 }
 
+// Dynamic shared memory of a wide block: the scratch, then `rows` staged rows of `pitch`
+// elements (the matrix of order n: n rows of the stage layout's pitch; the ragged list
+// kernel: its largest order's).
+template <typename T, int NW>
+inline size_t wide_smem_bytes(int rows, int pitch) {
+  return (wide_scratch<NW>() + size_t(rows) * pitch) * sizeof(T);
+}
+
 // Barrier of the warps p..NW-1 (named barrier p + 1: 0 is __syncthreads').
 template <int NW>
 __device__ __forceinline__ void wide_sync(int p) {

@@ -16,7 +16,7 @@ template <typename T, int NW>
 void launch_posv_wide_nw(const T* A, const T* B, T* X, T* L, int* info, int64_t batch, int n,
                          int k, bool upper, cudaStream_t stream) {
   const StageLayout lay = make_stage_layout<32>(n);
-  const size_t smem = (wide_scratch<NW>() + size_t(n) * lay.pitch) * sizeof(T);
+  const size_t smem = wide_smem_bytes<T, NW>(n, lay.pitch);
   auto kernel = posv_wide_kernel<T, NW>;
   allow_dynamic_smem(kernel, smem);
   kernel<<<static_cast<unsigned>(batch), 32 * NW, smem, stream>>>(

@@ -28,7 +28,7 @@ template <typename T, int NW>
 void launch_wide(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                  cudaStream_t stream) {
   const StageLayout lay = make_stage_layout<32>(n);
-  const size_t smem = (wide_scratch<NW>() + size_t(n) * lay.pitch) * sizeof(T);
+  const size_t smem = wide_smem_bytes<T, NW>(n, lay.pitch);
   auto kernel = potrf_wide_kernel<T, NW>;
   allow_dynamic_smem(kernel, smem);
   kernel<<<static_cast<unsigned>(batch), 32 * NW, smem, stream>>>(
@@ -49,7 +49,7 @@ void launch_wide_any(const T* A, T* L, int* info, int64_t batch, int n, bool upp
 template <typename T, int NW>
 void launch_wide_list(const T* A, T* L, int* info, const RaggedBatch& rb, const SizeGroups& tg,
                       int g, bool upper, cudaStream_t stream) {
-  const size_t smem = (wide_scratch<NW>() + size_t(32 * NW) * (32 * NW | 1)) * sizeof(T);
+  const size_t smem = wide_smem_bytes<T, NW>(32 * NW, 32 * NW | 1);
   auto kernel = potrf_wide_list_kernel<T, NW>;
   allow_dynamic_smem(kernel, smem);
   kernel<<<static_cast<unsigned>(rb.count), 32 * NW, smem, stream>>>(
