@@ -221,6 +221,20 @@ def break_minor(A, k):
     return A
 
 
+def cuda_kernel_names(fn):
+    """Names of the CUDA kernels that fn() launches (torch.profiler), so that a test can
+    tell which kernel family served a call, not only that the result is right."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    assert names, "the profiler saw no CUDA kernel"
+    return names
+
+
 def non_contiguous(t, kind):
     """Same values as t in a non-contiguous layout."""
     if kind == "transposed":

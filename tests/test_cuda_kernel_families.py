@@ -12,6 +12,7 @@ from conftest import (
     assert_close_rel,
     break_minor,
     cond2,
+    cuda_kernel_names,
     fill_other_triangle,
     make_rhs,
     make_spd,
@@ -201,8 +202,10 @@ def test_wide_fused_posv(monkeypatch, dtype, n, upper):
         monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "4096")
         X, L, info = ops.posv(A_in, B, upper)
         Xs, info_s = ops.posv_solve(A_in, B, upper)
+        _assert_one_kernel(lambda: ops.posv_solve(A_in, B, upper), "posv_wide_kernel")
         monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "0")
         X0, _, info0 = ops.posv(A_in, B, upper)
+        assert not any("posv_wide" in k for k in cuda_kernel_names(lambda: ops.posv(A_in, B, upper)))
         assert info.tolist() == expect and info_s.tolist() == expect and info0.tolist() == expect
         assert torch.equal(L.nan_to_num(7.0), L_ref.nan_to_num(7.0))
         assert torch.equal(X.nan_to_num(7.0), Xs.nan_to_num(7.0))
@@ -213,6 +216,49 @@ def test_wide_fused_posv(monkeypatch, dtype, n, upper):
         for s in fails:
             assert bool(torch.isnan(X[s]).all()), f"failed system {s}: X not all NaN"
             assert not bool(torch.isfinite(X0[s]).all()), f"failed system {s}: finite X (unfused)"
+
+
+def _assert_one_kernel(fn, family):
+    # fn() launched exactly one kernel, of `family` (a fallback to potrf + potrs would
+    # give the right X as well).
+    names = cuda_kernel_names(fn)
+    assert len(names) == 1 and family in names[0], names
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("n", [9, 16, 27, 32])
+@pytest.mark.parametrize("upper", [False, True])
+def test_warp_fused_posv(dtype, n, upper):
+    # Up to 4 right-hand sides posv and posv_solve run the warp family's one fused kernel
+    # (the first column forward-substituted during the factorization, the other sweeps
+    # on the staged factor); past 4, potrf + potrs. X agrees with torch at every k, and
+    # with and without L bit for bit; posv's L is potrf's bit for bit (same steps, float32
+    # n = 32 on 8 lanes against potrf's 16). 37 systems leave the last block partly
+    # empty; one has a failing minor (its info, the others unaffected).
+    A = make_spd((37,), n, dtype, "cuda", cond=100.0)
+    A[5] = break_minor(A[5], n // 2 + 1).to(dtype)
+    good = [s for s in range(37) if s != 5]
+    A_in = fill_other_triangle(A, upper, float("nan"))
+    L_ref, info_ref = ops.potrf(A_in, upper)
+    expect = [n // 2 + 1 if s == 5 else 0 for s in range(37)]
+    assert info_ref.tolist() == expect
+    for k in (1, 3, 4, 5):
+        B = make_rhs((37, n, k), dtype, "cuda")
+        X, L, info = ops.posv(A_in, B, upper)
+        Xs, info_s = ops.posv_solve(A_in, B, upper)
+        assert info.tolist() == expect and info_s.tolist() == expect
+        ref = torch.linalg.solve(to_ref(A[good]), to_ref(B[good]))
+        bound = tol(dtype, n, cond2(A[good]))
+        assert_close_rel(X[good], ref, bound, f"posv n={n} k={k}")
+        assert_close_rel(Xs[good], ref, bound, f"posv_solve n={n} k={k}")
+        assert torch.equal(L[good], L_ref[good]) and torch.equal(info, info_ref)
+        if k <= 4:
+            assert torch.equal(X[good], Xs[good])
+            _assert_one_kernel(lambda: ops.posv_solve(A_in, B, upper), "posv_warp_kernel")
+            _assert_one_kernel(lambda: ops.posv(A_in, B, upper), "posv_warp_kernel")
+        else:
+            names = cuda_kernel_names(lambda: ops.posv_solve(A_in, B, upper))
+            assert not any("posv_warp_kernel" in name for name in names), names
 
 
 def _misaligned_copy(A):
