@@ -2,7 +2,7 @@
 // order NP >= n (warp_order, warp_chol_launch.h: exact up to 8, then steps of 2, 4, 8),
 // with P lanes per matrix chosen so that a lane's rows stay within ~100 registers:
 //   float32: NP <= 4: P = 1, <= 8: 2, <= 16: 4, <= 32: 8 (16 at NP = 32 for potrf)
-//   float64: NP <= 4: P = 1, <= 8: 2, <= 16: 8, <= 32: 16
+//   float64: NP <= 4: P = 1, <= 8: 2, <= 16: 8, <= 32: 16 (posv: 8 up to 24)
 // and, for float32 33 <= n <= 64, one warp per matrix with a run-time column loop
 // (warp64_chol.cuh).
 // Ragged batches (n <= 32) run the same orders and lanes, grouped by order class on the

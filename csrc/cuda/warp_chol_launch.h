@@ -49,13 +49,18 @@ static_assert(warp_order_class(32) == kWarpOrderClasses - 1 && warp_order(15) ==
 // Since posv's first forward sweep rides along with the factorization and its other
 // sweeps read the staged factor (2026-11-25, tune_posv.py), posv_solve runs faster with
 // 8 again (0.296 vs 0.321 ms; potrf stays at 16: 0.351 vs 0.395): at 168 registers
-// against 127, 12 warps of four systems each hold 48 systems per SM against 32.
+// against 127, 12 warps of four systems each hold 48 systems per SM against 32. The same
+// for float64 posv at NP = 20 and 24 (152 / 160 registers against 132 / 142, 12 warps
+// either way: 48 systems per SM against 24; results/h100-2026-11-25-f64-posv-lanes-ab.txt,
+// 100,000 systems): posv_solve n = 17 0.346 -> 0.254 ms, 20 0.328 -> 0.241, 24 0.420 ->
+// 0.329, four columns at 24 0.609 -> 0.465; not at NP = 28 and 32 (226 / 234 registers, 8
+// warps, and the square stage of four systems per warp fits 6: n = 32 0.599 -> 0.642).
 template <typename T, bool kPosv>
 constexpr int warp_lanes(int np) {
   if (np <= 4) return 1;
   if (np <= 8) return 2;
   if (sizeof(T) == 4) return np <= 16 ? 4 : np == 32 && !kPosv ? 16 : 8;
-  return np <= 16 ? 8 : 16;
+  return np <= 16 || (kPosv && np <= 24) ? 8 : 16;
 }
 
 // L (not aliasing A) receives the factor with the other triangle zeroed.
