@@ -64,25 +64,32 @@ def main():
     print("sanitize workload done")
 
 
-def wide_posv_workload():
-    """The wide family's fused posv (float64 33..64; float32 there with the wide potrf
-    forced) with the switch forcing it for 5 columns too, with and without L, a failing
-    system included."""
-    import os
-
+def fused_posv_cases(dtype_sizes, batch, k):
+    """posv and posv_solve with k, 1 and 0 columns, with and without L, both triangles,
+    for each (dtype, sizes); system batch - 2 has a failing minor."""
     ops = torch.ops.batchchol
-    os.environ["BATCHCHOL_POSV_FUSED_MAX_K"] = "4096"
-    os.environ["BATCHCHOL_POTRF_KERNEL"] = "wide"
-    for dtype, sizes in ((torch.float64, (33, 50, 64)), (torch.float32, (40, 64))):
+    for dtype, sizes in dtype_sizes:
         for n in sizes:
-            A = random_spd((4,), n, dtype)
-            A[2, n // 2, n // 2] = -1.0
-            B = torch.randn(4, n, 5, dtype=dtype, device="cuda")
+            A = random_spd((batch,), n, dtype)
+            A[batch - 2, n // 2, n // 2] = -1.0
+            B = torch.randn(batch, n, k, dtype=dtype, device="cuda")
             for upper in (False, True):
                 ops.posv(A, B, upper)
+                ops.posv(A, B[..., :1], upper)
                 ops.posv_solve(A, B[..., :1], upper)
                 ops.posv_solve(A, B, upper)
+                ops.posv_solve(A, B[..., :0], upper)
         torch.cuda.synchronize()
+
+
+def wide_posv_workload():
+    """The wide family's fused posv (float64 33..64; float32 there with the wide potrf
+    forced) with the switch forcing it for 5 columns too."""
+    import os
+
+    os.environ["BATCHCHOL_POSV_FUSED_MAX_K"] = "4096"
+    os.environ["BATCHCHOL_POTRF_KERNEL"] = "wide"
+    fused_posv_cases(((torch.float64, (33, 50, 64)), (torch.float32, (40, 64))), 4, 5)
     os.environ.pop("BATCHCHOL_POSV_FUSED_MAX_K")
     os.environ.pop("BATCHCHOL_POTRF_KERNEL")
 
@@ -91,20 +98,8 @@ def warp_posv_workload():
     """The warp family's fused posv (the first column's forward substitution inside the
     factorization, the other sweeps reading the staged factor) at the orders of its
     largest lane groups, padded and exact, with batches that leave the last block's
-    groups partly empty; 0, 1 and 3 columns, with and without L, a failing system."""
-    ops = torch.ops.batchchol
-    for dtype, sizes in ((torch.float64, (20, 25, 28, 30, 31, 32)), (torch.float32, (27, 32))):
-        for n in sizes:
-            A = random_spd((5,), n, dtype)
-            A[3, n // 2, n // 2] = -1.0
-            B = torch.randn(5, n, 3, dtype=dtype, device="cuda")
-            for upper in (False, True):
-                ops.posv(A, B, upper)
-                ops.posv(A, B[..., :1], upper)
-                ops.posv_solve(A, B[..., :1], upper)
-                ops.posv_solve(A, B, upper)
-                ops.posv_solve(A, B[..., :0], upper)
-        torch.cuda.synchronize()
+    groups partly empty."""
+    fused_posv_cases(((torch.float64, (20, 25, 28, 30, 31, 32)), (torch.float32, (27, 32))), 5, 3)
 
 
 def one_column_stage_workload():

@@ -119,12 +119,15 @@ __device__ __forceinline__ int group_potrf_rhs(T (&a)[GroupShape<NP, P>::kRows][
 }
 
 // Forward substitution L y = b for one right-hand-side column: b[t] holds entry
-// q + P t and is overwritten with y. a[][] are L's rows, rdiag[] the reciprocals of its
-// diagonal (group_potrf): a multiplication instead of a division on each step's chain.
-template <typename T, int NP, int P>
-__device__ __forceinline__ void group_forward(const T (&a)[GroupShape<NP, P>::kRows][NP],
-                                              const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
-                                              T (&b)[GroupShape<NP, P>::kRows], int q) {
+// q + P t and is overwritten with y. l(t, j) is L(q + P t, j) (j < q + P t), wherever L
+// lives (registers, or the staged matrix: warp_chol_kernels.cuh); live(t, j) whether that
+// entry takes part (rows past a staged matrix's order do not). rdiag[] are the
+// reciprocals of L's diagonal (group_potrf): a multiplication instead of a division on
+// each step's chain.
+template <typename T, int NP, int P, typename Entry, typename Live>
+__device__ __forceinline__ void group_forward_by(Entry&& l, Live&& live,
+                                                 const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
+                                                 T (&b)[GroupShape<NP, P>::kRows], int q) {
   using S = GroupShape<NP, P>;
 #pragma unroll
   for (int j = 0; j < NP; ++j) {
@@ -134,19 +137,17 @@ __device__ __forceinline__ void group_forward(const T (&a)[GroupShape<NP, P>::kR
     if (q == qj) b[tj] = yj;
 #pragma unroll
     for (int t = 0; t < S::kRows; ++t) {
-      if (j < S::width(t)) {
-        if (q + P * t > j) b[t] -= a[t][j] * yj;
-      }
+      if (j < S::width(t) && q + P * t > j && live(t, j)) b[t] -= l(t, j) * yj;
     }
   }
 }
 
-// Backward substitution L^H x = y: col[t][j] = L(j, q + P t) for j >= P t (the
-// lane's columns of L), rdiag[] as above; b[t] holds y and is overwritten with x.
-template <typename T, int NP, int P>
-__device__ __forceinline__ void group_backward(const T (&col)[GroupShape<NP, P>::kRows][NP],
-                                               const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
-                                               T (&b)[GroupShape<NP, P>::kRows], int q) {
+// Backward substitution L^H x = y: l(t, j) is L(j, q + P t) (j > q + P t), live and
+// rdiag as above; b[t] holds y and is overwritten with x.
+template <typename T, int NP, int P, typename Entry, typename Live>
+__device__ __forceinline__ void group_backward_by(Entry&& l, Live&& live,
+                                                  const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
+                                                  T (&b)[GroupShape<NP, P>::kRows], int q) {
   using S = GroupShape<NP, P>;
 #pragma unroll
   for (int j = NP - 1; j >= 0; --j) {
@@ -155,11 +156,27 @@ __device__ __forceinline__ void group_backward(const T (&col)[GroupShape<NP, P>:
     if (q == qj) b[tj] = xj;
 #pragma unroll
     for (int t = 0; t < S::kRows; ++t) {
-      if (j >= P * t) {
-        if (q + P * t < j) b[t] -= conj_(col[t][j]) * xj;
-      }
+      if (j >= P * t && q + P * t < j && live(t, j)) b[t] -= conj_(l(t, j)) * xj;
     }
   }
+}
+
+// The sweeps with L in registers: a[][] its rows (as group_potrf leaves them), col[t][j]
+// = L(j, q + P t) for j >= P t (the lane's columns of L).
+template <typename T, int NP, int P>
+__device__ __forceinline__ void group_forward(const T (&a)[GroupShape<NP, P>::kRows][NP],
+                                              const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
+                                              T (&b)[GroupShape<NP, P>::kRows], int q) {
+  group_forward_by<T, NP, P>([&](int t, int j) { return a[t][j]; },
+                             [](int, int) { return true; }, rdiag, b, q);
+}
+
+template <typename T, int NP, int P>
+__device__ __forceinline__ void group_backward(const T (&col)[GroupShape<NP, P>::kRows][NP],
+                                               const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
+                                               T (&b)[GroupShape<NP, P>::kRows], int q) {
+  group_backward_by<T, NP, P>([&](int t, int j) { return col[t][j]; },
+                              [](int, int) { return true; }, rdiag, b, q);
 }
 
 }  // namespace cuda

@@ -93,45 +93,23 @@ __device__ __forceinline__ void load_group_cols(T (&col)[GroupShape<NP, P>::kRow
 // j <= i < n_eff) instead of in registers: each step reads the R entries of L it needs,
 // so no lane holds a whole row or column of L (the register copies of posv's solve had
 // set its kernel's register count: float64 NP = 32 194, 162 with these sweeps and the
-// first forward sweep inside the factorization, so 12 warps per SM instead of 8). b[t] holds
-// entry q + P t of the right-hand side (zero past n_eff) and leaves as y = L^{-1} b
-// (forward) or x = L^{-H} y (backward); rdiag as group_potrf leaves it. Rows past
-// n_eff, which the stage does not hold, are the identity padding: they take no update
-// and give none.
+// first forward sweep inside the factorization, so 12 warps per SM instead of 8). b[t]
+// holds entry q + P t of the right-hand side (zero past n_eff). Rows past n_eff, which
+// the stage does not hold, are the identity padding: they take no update and give none.
 template <typename T, int NP, int P, typename Index>
 __device__ __forceinline__ void group_forward_staged(const T* mat, Index at, int n_eff,
                                                      const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
                                                      T (&b)[GroupShape<NP, P>::kRows], int q) {
-  using S = GroupShape<NP, P>;
-#pragma unroll
-  for (int j = 0; j < NP; ++j) {
-    const int tj = j / P, qj = j % P;
-    const T yj = group_bcast<P>(b[tj] * rdiag[tj], qj);
-    if (q == qj) b[tj] = yj;
-#pragma unroll
-    for (int t = 0; t < S::kRows; ++t) {
-      const int i = q + P * t;
-      if (j < S::width(t) && i > j && i < n_eff) b[t] -= mat[at(i, j)] * yj;
-    }
-  }
+  group_forward_by<T, NP, P>([&](int t, int j) { return mat[at(q + P * t, j)]; },
+                             [&](int t, int) { return q + P * t < n_eff; }, rdiag, b, q);
 }
 
 template <typename T, int NP, int P, typename Index>
 __device__ __forceinline__ void group_backward_staged(const T* mat, Index at, int n_eff,
                                                       const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
                                                       T (&b)[GroupShape<NP, P>::kRows], int q) {
-  using S = GroupShape<NP, P>;
-#pragma unroll
-  for (int j = NP - 1; j >= 0; --j) {
-    const int tj = j / P, qj = j % P;
-    const T xj = group_bcast<P>(b[tj] * rdiag[tj], qj);
-    if (q == qj) b[tj] = xj;
-#pragma unroll
-    for (int t = 0; t < S::kRows; ++t) {
-      const int i = q + P * t;
-      if (j >= P * t && i < j && j < n_eff) b[t] -= conj_(mat[at(j, i)]) * xj;
-    }
-  }
+  group_backward_by<T, NP, P>([&](int t, int j) { return mat[at(j, q + P * t)]; },
+                              [&](int, int j) { return j < n_eff; }, rdiag, b, q);
 }
 
 // Factors the staged matrix `mat` (order n_eff, identity-padded to NP; n_eff = 0: an
