@@ -10,7 +10,7 @@
   - BATCHCHOL_WARP_P32: lanes per matrix for float32 n = 32 (8 or 16), for potrf and
     posv_solve.
 
-The defaults in csrc/cuda/posv_cuda.cu (posv_fused_max_k) and warp_chol_launch.cuh
+The defaults in csrc/cuda/posv_cuda.cu (posv_fused_max_k) and warp_chol_launch.h
 (warp_lanes) are written from this script's output; posv_wide_max_k there from an
 interleaved A/B of the same comparison (benchmarks/results/h100-2026-11-24-wide-posv-ab.txt),
 which this script repeats for float64 33..64 with `--nrhs 1 2 3`.

@@ -65,8 +65,9 @@ def main():
 
 
 def fused_posv_cases(dtype_sizes, batch, k):
-    """posv and posv_solve with k, 1 and 0 columns, with and without L, both triangles,
-    for each (dtype, sizes); system batch - 2 has a failing minor."""
+    """posv and posv_solve with k and 1 columns, with and without L, both triangles, and
+    posv_solve with none (potrf alone), for each (dtype, sizes); system batch - 2 has a
+    failing minor."""
     ops = torch.ops.batchchol
     for dtype, sizes in dtype_sizes:
         for n in sizes:
@@ -98,8 +99,9 @@ def warp_posv_workload():
     """The warp family's fused posv (the first column's forward substitution inside the
     factorization, the other sweeps reading the staged factor) at the orders of its
     largest lane groups, padded and exact, with batches that leave the last block's
-    groups partly empty."""
-    fused_posv_cases(((torch.float64, (20, 25, 28, 30, 31, 32)), (torch.float32, (27, 32))), 5, 3)
+    groups partly empty, and at small orders."""
+    fused_posv_cases(((torch.float64, (3, 8, 12, 16, 20, 22, 24, 25, 28, 30, 31, 32)),
+                      (torch.float32, (3, 8, 12, 16, 24, 27, 32))), 5, 3)
 
 
 def one_column_stage_workload():

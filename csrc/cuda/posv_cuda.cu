@@ -1,5 +1,5 @@
-// POSV on CUDA: one fused kernel for n <= 32 (system in registers; the warp family for
-// the real dtypes), float32 36..64 (warp64) and float64 33..64 (the two-warp wide
+// POSV on CUDA: one fused kernel for n <= 32 (the factorization in registers; the warp
+// family for the real dtypes), float32 36..64 (warp64) and float64 33..64 (the two-warp wide
 // kernel), potrf + potrs otherwise (and when A is broadcast over several right-hand-side
 // batches). posv_solve runs the same kernels without writing L.
 #include <ATen/Dispatch.h>
@@ -44,15 +44,16 @@ int fused_max_k_or(int table) {
   return env != nullptr ? std::atoi(env) : table;
 }
 
-// Right-hand sides up to which the warp family's fused kernel beats potrf + potrs (it
-// sweeps every column but the first with the factor from shared memory; the potrs
-// kernels stream many columns per pass). H100 crossovers (benchmarks/tune_posv.py,
+// Right-hand sides up to which the warp family's fused kernel beats potrf + potrs (every
+// sweep but the first column's forward one reads the factor from shared memory; the
+// potrs kernels stream many columns per pass). H100 crossovers (benchmarks/tune_posv.py,
 // 100,000 systems):
 //   n <= 32, since the first column's forward sweep rides along with the factorization
 //   (2026-11-25, results/h100-2026-11-25-warp-posv-tune_posv.txt; n = 8, 16, 24, 32):
 //   k <= 4 for posv and posv_solve (float64 n = 32 posv k = 2: 0.92 vs 1.15 ms, k = 4:
 //   1.08 vs 1.16, k = 8: 1.41 vs 1.17; posv_solve k = 4 0.88 vs 1.16, k = 8 1.24 vs
-//   1.17; float64 n = 24 posv k = 4 0.78 vs 0.78);
+//   1.17; float64 n = 24 posv k = 4 0.784 vs 0.775, on 16 lanes, before NP = 24
+//   moved to 8);
 //   float32 n > 32 (2026-11-23, results/h100-2026-11-23-tune_posv.txt): posv never (n =
 //   64, k = 1: 3.54 vs 3.43 ms), posv_solve k <= 1 (2.91 vs 3.43 ms).
 int posv_fused_max_k(int n, bool writes_L) {

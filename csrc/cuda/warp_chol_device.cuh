@@ -1,5 +1,6 @@
-// Device routines of the warp family: Cholesky factorization and the two triangular
-// sweeps of one matrix held in the registers of a group of P lanes.
+// Device routines of the warp family: Cholesky factorization of one matrix held in the
+// registers of a group of P lanes, and the two triangular sweeps with L read through an
+// accessor (from those registers, or from the staged factor: warp_chol_kernels.cuh).
 //
 // The matrix is padded to a compile-time order NP (rows and columns past the real
 // order n form an identity block, which factors to itself and never fails), so every
@@ -145,9 +146,9 @@ __device__ __forceinline__ void group_forward_by(Entry&& l, Live&& live,
 // Backward substitution L^H x = y: l(t, j) is L(j, q + P t) (j > q + P t), live and
 // rdiag as above; b[t] holds y and is overwritten with x.
 template <typename T, int NP, int P, typename Entry, typename Live>
-__device__ __forceinline__ void group_backward_by(Entry&& l, Live&& live,
-                                                  const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
-                                                  T (&b)[GroupShape<NP, P>::kRows], int q) {
+__device__ __forceinline__ void group_backward_by(
+    Entry&& l, Live&& live, const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
+    T (&b)[GroupShape<NP, P>::kRows], int q) {
   using S = GroupShape<NP, P>;
 #pragma unroll
   for (int j = NP - 1; j >= 0; --j) {

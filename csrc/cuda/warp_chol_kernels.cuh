@@ -1,7 +1,7 @@
 // Kernel templates of the warp family (warp_chol_device.cuh): each thread block stages
 // a contiguous chunk of the batch in shared memory with wide coalesced copies
-// (stage_copy.cuh), each group of P lanes factors (and for posv, solves) one matrix in
-// registers, and the block writes the chunk back with the same copies.
+// (stage_copy.cuh), each group of P lanes factors one matrix in registers (posv then
+// solves on the staged factor), and the block writes the chunk back with the same copies.
 #pragma once
 
 #include <cstdint>
@@ -91,23 +91,22 @@ __device__ __forceinline__ void load_group_cols(T (&col)[GroupShape<NP, P>::kRow
 
 // The two sweeps of a solve with the factor staged (W(i, j) = L(i, j) at mat[at(i, j)],
 // j <= i < n_eff) instead of in registers: each step reads the R entries of L it needs,
-// so no lane holds a whole row or column of L (the register copies of posv's solve had
-// set its kernel's register count: float64 NP = 32 194, 162 with these sweeps and the
-// first forward sweep inside the factorization, so 12 warps per SM instead of 8). b[t]
-// holds entry q + P t of the right-hand side (zero past n_eff). Rows past n_eff, which
-// the stage does not hold, are the identity padding: they take no update and give none.
+// so no lane holds a whole row or column of L, whose register copies set the posv
+// kernel's register count and so its warps per SM (KERNEL-NOTES, twenty-second round).
+// b[t] holds entry q + P t of the right-hand side. Rows past n_eff, which the stage does
+// not hold, are the identity padding: they take no update and give none.
 template <typename T, int NP, int P, typename Index>
-__device__ __forceinline__ void group_forward_staged(const T* mat, Index at, int n_eff,
-                                                     const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
-                                                     T (&b)[GroupShape<NP, P>::kRows], int q) {
+__device__ __forceinline__ void group_forward_staged(
+    const T* mat, Index at, int n_eff, const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
+    T (&b)[GroupShape<NP, P>::kRows], int q) {
   group_forward_by<T, NP, P>([&](int t, int j) { return mat[at(q + P * t, j)]; },
                              [&](int t, int) { return q + P * t < n_eff; }, rdiag, b, q);
 }
 
 template <typename T, int NP, int P, typename Index>
-__device__ __forceinline__ void group_backward_staged(const T* mat, Index at, int n_eff,
-                                                      const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
-                                                      T (&b)[GroupShape<NP, P>::kRows], int q) {
+__device__ __forceinline__ void group_backward_staged(
+    const T* mat, Index at, int n_eff, const real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
+    T (&b)[GroupShape<NP, P>::kRows], int q) {
   group_backward_by<T, NP, P>([&](int t, int j) { return mat[at(j, q + P * t)]; },
                               [&](int, int j) { return j < n_eff; }, rdiag, b, q);
 }
@@ -190,8 +189,8 @@ __global__ void __launch_bounds__(256, kPacked ? 2 : 0)
 // conj(b) with L' the lower factor of A^T (posv_kernels.cuh). L may be null: then the
 // factor stays on chip (the solve-only entry point writes X and info alone). The first
 // column's forward substitution rides along with the factorization (group_potrf_rhs);
-// the other sweeps read the staged factor. kLoadU: 16-byte vectors in flight per thread
-// while the chunk is staged.
+// the other sweeps read the staged factor. k >= 1 (posv_cuda.cu runs potrf alone for no
+// columns). kLoadU: 16-byte vectors in flight per thread while the chunk is staged.
 template <typename T, int NP, int P, int kMinBlocks = 1, int kLoadU = 4>
 __global__ void __launch_bounds__(256, kMinBlocks)
     posv_warp_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ X,
@@ -216,7 +215,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
 #pragma unroll
     for (int t = 0; t < S::kRows; ++t) {
       const int i = q + P * t;
-      b[t] = i < n_eff && c < k ? B[sys + int64_t(i) * k + c] : T(0);
+      b[t] = i < n_eff ? B[sys + int64_t(i) * k + c] : T(0);
       if (conj_rhs) b[t] = conj_(b[t]);
     }
   };
@@ -239,7 +238,6 @@ __global__ void __launch_bounds__(256, kMinBlocks)
       if (n_eff > 0 && q == 0) info[first + g] = inf;
     }
     __syncwarp();  // a group's lanes share one warp: its factor is now visible to them
-    if (k == 0) return;
     group_backward_staged<T, NP, P>(mat, at, n_eff, rdiag, b, q);
     store_x(b, 0);
     for (int c = 1; c < k; ++c) {

@@ -1,12 +1,13 @@
 // Size dispatch of the warp family: each n runs the kernels of the smallest padded
 // order NP >= n (warp_order, warp_chol_launch.h: exact up to 8, then steps of 2, 4, 8),
-// with P lanes per matrix chosen so that a lane's rows stay within ~100 registers:
+// with P lanes per matrix from warp_lanes (warp_chol_launch.h; potrf keeps a lane's rows
+// within ~100 registers, posv takes more registers for more systems per warp at some orders):
 //   float32: NP <= 4: P = 1, <= 8: 2, <= 16: 4, <= 32: 8 (16 at NP = 32 for potrf)
 //   float64: NP <= 4: P = 1, <= 8: 2, <= 16: 8, <= 32: 16 (posv: 8 up to 24)
 // and, for float32 33 <= n <= 64, one warp per matrix with a run-time column loop
 // (warp64_chol.cuh).
-// Ragged batches (n <= 32) run the same orders and lanes, grouped by order class on the
-// device (launch_potrf_warp_groups_impl below).
+// Ragged batches (n <= 32) run the same orders with potrf's lanes (ragged_warp_lanes),
+// grouped by order class on the device (launch_potrf_warp_groups_impl below).
 // Included by one instantiation unit per op and dtype (warp_potrf_f32.cu, ...).
 #pragma once
 

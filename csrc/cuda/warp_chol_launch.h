@@ -47,11 +47,14 @@ static_assert(warp_order_class(32) == kWarpOrderClasses - 1 && warp_order(15) ==
 // (2026-11-23, BATCHCHOL_WARP_P32 in one run, results/h100-2026-11-23-posv-lanes-*),
 // posv is faster with 16 as well: posv_solve 0.362 vs 0.391 ms, posv 0.513 vs 0.538.
 // Since posv's first forward sweep rides along with the factorization and its other
-// sweeps read the staged factor (2026-11-25, tune_posv.py), posv_solve runs faster with
-// 8 again (0.296 vs 0.321 ms; potrf stays at 16: 0.351 vs 0.395): at 168 registers
-// against 127, 12 warps of four systems each hold 48 systems per SM against 32. The same
-// for float64 posv at NP = 20 and 24 (152 / 160 registers against 132 / 142, 12 warps
-// either way: 48 systems per SM against 24; results/h100-2026-11-25-f64-posv-lanes-ab.txt,
+// sweeps read the staged factor (2026-11-25, results/h100-2026-11-25-warp-posv-lanes-tune.txt),
+// posv_solve runs faster with 8 again (0.292 vs 0.319 ms, four columns 0.439 vs 0.476;
+// potrf stays at 16: 0.347 vs 0.391): at 168 registers against 127, 12 warps of four
+// systems each hold 48 systems per SM against 32. posv with L at n = 29..31 (padded, element
+// copies) is 4-6% slower on 8 (k = 1 0.652 vs 0.628 ms). The same for float64 posv at NP =
+// 20 and 24 (152 / 160 registers against 132 / 142, 12 warps by registers either way, 11
+// by shared memory at n = 24 on 8 lanes: 44-48 systems per SM against 24;
+// results/h100-2026-11-25-f64-posv-lanes-ab.txt,
 // 100,000 systems): posv_solve n = 17 0.346 -> 0.254 ms, 20 0.328 -> 0.241, 24 0.420 ->
 // 0.329, four columns at 24 0.609 -> 0.465; not at NP = 28 and 32 (226 / 234 registers, 8
 // warps, and the square stage of four systems per warp fits 6: n = 32 0.599 -> 0.642).
