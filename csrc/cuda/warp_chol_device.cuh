@@ -112,13 +112,6 @@ __device__ __forceinline__ int group_potrf(T (&a)[GroupShape<NP, P>::kRows][NP],
   return group_potrf_impl<T, NP, P, false>(a, rdiag, none, q);
 }
 
-template <typename T, int NP, int P>
-__device__ __forceinline__ int group_potrf_rhs(T (&a)[GroupShape<NP, P>::kRows][NP],
-                                               real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
-                                               T (&b)[GroupShape<NP, P>::kRows], int q) {
-  return group_potrf_impl<T, NP, P, true>(a, rdiag, b, q);
-}
-
 // Forward substitution L y = b for one right-hand-side column: b[t] holds entry
 // q + P t and is overwritten with y. l(t, j) is L(q + P t, j) (j < q + P t), wherever L
 // lives (registers, or the staged matrix: warp_chol_kernels.cuh); live(t, j) whether that

@@ -115,15 +115,31 @@ __device__ __forceinline__ void group_backward_staged(
 // identity) in place on the P lanes of its group, q being the lane's index in it: the
 // factor's triangle is written back, the other one is left as it was. Returns the info
 // (the same on every lane of the group) and leaves the reciprocals of the factor's
-// diagonal in rdiag.
+// diagonal in rdiag. kRhs: b (entry q + P t on the lane) leaves as L^{-1} b, the
+// forward substitution riding along with the steps (group_potrf_impl).
+template <typename T, int NP, int P, bool kRhs, typename Index>
+__device__ __forceinline__ int group_factor_staged_impl(
+    T* mat, Index at, int n_eff, int q, real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
+    T (&b)[GroupShape<NP, P>::kRows]) {
+  T a[GroupShape<NP, P>::kRows][NP];
+  load_group_rows<T, NP, P>(a, mat, at, n_eff, q);
+  const int inf = group_potrf_impl<T, NP, P, kRhs>(a, rdiag, b, q);
+  store_group_rows<T, NP, P>(a, mat, at, n_eff, q);
+  return inf;
+}
+
 template <typename T, int NP, int P, typename Index>
 __device__ __forceinline__ int group_factor_staged(T* mat, Index at, int n_eff, int q,
                                                    real_t<T> (&rdiag)[GroupShape<NP, P>::kRows]) {
-  T a[GroupShape<NP, P>::kRows][NP];
-  load_group_rows<T, NP, P>(a, mat, at, n_eff, q);
-  const int inf = group_potrf<T, NP, P>(a, rdiag, q);
-  store_group_rows<T, NP, P>(a, mat, at, n_eff, q);
-  return inf;
+  T none[GroupShape<NP, P>::kRows];
+  return group_factor_staged_impl<T, NP, P, false>(mat, at, n_eff, q, rdiag, none);
+}
+
+template <typename T, int NP, int P, typename Index>
+__device__ __forceinline__ int group_factor_staged_rhs(
+    T* mat, Index at, int n_eff, int q, real_t<T> (&rdiag)[GroupShape<NP, P>::kRows],
+    T (&b)[GroupShape<NP, P>::kRows]) {
+  return group_factor_staged_impl<T, NP, P, true>(mat, at, n_eff, q, rdiag, b);
 }
 
 template <typename T, int NP, int P>
@@ -188,7 +204,7 @@ __global__ void __launch_bounds__(256, kPacked ? 2 : 0)
 // Factor and solve: B, X are [batch, n, k]. Upper factors solve L' L'^H conj(x) =
 // conj(b) with L' the lower factor of A^T (posv_kernels.cuh). L may be null: then the
 // factor stays on chip (the solve-only entry point writes X and info alone). The first
-// column's forward substitution rides along with the factorization (group_potrf_rhs);
+// column's forward substitution rides along with the factorization (group_factor_staged_rhs);
 // the other sweeps read the staged factor. k >= 1 (posv_cuda.cu runs potrf alone for no
 // columns). kLoadU: 16-byte vectors in flight per thread while the chunk is staged.
 template <typename T, int NP, int P, int kMinBlocks = 1, int kLoadU = 4>
@@ -230,13 +246,8 @@ __global__ void __launch_bounds__(256, kMinBlocks)
     real_t<T> rdiag[S::kRows];
     T b[S::kRows];
     load_rhs(b, 0);
-    {
-      T a[S::kRows][NP];
-      load_group_rows<T, NP, P>(a, mat, at, n_eff, q);
-      const int inf = group_potrf_rhs<T, NP, P>(a, rdiag, b, q);
-      store_group_rows<T, NP, P>(a, mat, at, n_eff, q);
-      if (n_eff > 0 && q == 0) info[first + g] = inf;
-    }
+    const int inf = group_factor_staged_rhs<T, NP, P>(mat, at, n_eff, q, rdiag, b);
+    if (n_eff > 0 && q == 0) info[first + g] = inf;
     __syncwarp();  // a group's lanes share one warp: its factor is now visible to them
     group_backward_staged<T, NP, P>(mat, at, n_eff, rdiag, b, q);
     store_x(b, 0);
