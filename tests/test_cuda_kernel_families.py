@@ -86,6 +86,35 @@ def test_family_failing_minor(family, dtype):
         _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], False)
 
 
+# Power-of-two scalings near the ends of the exponent range (A 2^(2e) factors to
+# L 2^e, exactly in exact arithmetic) and subnormal pivots: the pivot steps take
+# 1 / sqrt(d) by rsqrt (scalar_ops.cuh), which must neither overflow nor flush there.
+@pytest.mark.parametrize("family", FAMILIES, indirect=True)
+@pytest.mark.parametrize("dtype,e", [(torch.float32, 55), (torch.float32, -55),
+                                     (torch.float64, 490), (torch.float64, -490)])
+def test_family_scaled_range(family, dtype, e):
+    for n in (7, 24, 32, 48, 64, 100, 130):
+        A = make_spd((3,), n, dtype, "cuda", cond=100.0)
+        L, info = ops.potrf(A, False)
+        Ls, infos = ops.potrf(A * 2.0 ** (2 * e), False)
+        assert infos.tolist() == [0, 0, 0], (n, infos.tolist())
+        assert bool(torch.isfinite(Ls).all()), n
+        assert_close_rel(Ls * 2.0 ** -e, L, tol(dtype, n, cond2(A)), f"n = {n}, scaled")
+
+
+@pytest.mark.parametrize("family", FAMILIES, indirect=True)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_family_subnormal_pivots(family, dtype):
+    tiny = torch.finfo(dtype).tiny
+    for n in (5, 32, 64, 128):
+        d = (torch.rand(2, n, dtype=torch.float64) + 1) * (tiny / 2 ** 12)  # subnormal
+        A = torch.diag_embed(d).to(dtype)
+        L, info = ops.potrf(A.cuda(), False)
+        assert info.tolist() == [0, 0], (n, info.tolist())
+        expect = torch.diag_embed(A.diagonal(dim1=-2, dim2=-1).double().sqrt())
+        assert_close_rel(L, expect, 4 * torch.finfo(dtype).eps, f"n = {n}")
+
+
 @pytest.mark.parametrize("group", ["1", "3", "8"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
 @pytest.mark.parametrize("upper", [False, True])

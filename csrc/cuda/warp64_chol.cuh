@@ -58,16 +58,15 @@ __device__ __forceinline__ void warp64_steps(T (&a0)[32], T (&a1)[64], T* mat, A
   for (int k = k0; k < k1; ++k) {
     const R d = real_(shfl(kTop ? a0[0] : a1[0], k & 31));
     if (!pivot_ok(d) && info == 0) info = k + 1;
-    const R s = sqrt(d);
-    const R inv = R(1) / s;
+    const R inv = rsqrt_(d);
     T* col = colbuf + (k & 1) * 64;
     T l0 = T(0);
     if constexpr (kTop) {
-      l0 = q == k ? T(s) : a0[0] * inv;  // L(q, k), meaningful for q >= k
+      l0 = scale_pivot_column(a0[0], q == k, d, inv);  // L(q, k), meaningful for q >= k
       if (q >= k) at(mat, q, k) = l0;
       if (q >= k) col[q - k] = l0;
     }
-    const T l1 = q + 32 == k ? T(s) : a1[0] * inv;  // L(q + 32, k)
+    const T l1 = scale_pivot_column(a1[0], q + 32 == k, d, inv);  // L(q + 32, k)
     if (q + 32 >= k && q + 32 < n) at(mat, q + 32, k) = l1;
     if (q + 32 >= k) col[q + 32 - k] = l1;
     __syncwarp();

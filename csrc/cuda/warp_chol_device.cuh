@@ -49,7 +49,8 @@ __device__ __forceinline__ T group_bcast(T v, int src) {
 // j <= q + P t and rdiag[t] = 1 / L(q + P t, q + P t) (the sweeps below multiply by
 // it). Returns the LAPACK info (0, or k + 1 for the first pivot k that is not positive
 // and finite), the same on every lane of the group. Scaling multiplies by the
-// reciprocal of the pivot's square root (xPOTF2).
+// reciprocal of the pivot's square root (xPOTF2), taken by rsqrt_ (scalar_ops.cuh: no
+// square root or division with its slow-path branch between one pivot and the next).
 //
 // Entries above a row's diagonal (j > q + P t) are scratch: they are updated along with
 // the others, without a per-row predicate, and never feed an entry of L (an entry (i, j)
@@ -72,13 +73,12 @@ __device__ __forceinline__ int group_potrf_impl(T (&a)[GroupShape<NP, P>::kRows]
   for (int k = 0; k < NP; ++k) {
     const R d = real_(group_bcast<P>(a[k / P][k], k % P));
     if (!pivot_ok(d) && info == 0) info = k + 1;
-    const R s = sqrt(d);
-    const R inv = R(1) / s;
+    const R inv = rsqrt_(d);
 #pragma unroll
     for (int t = 0; t < S::kRows; ++t) {
       if (k < S::width(t)) {
         const bool pivot_row = q + P * t == k;
-        a[t][k] = pivot_row ? T(s) : a[t][k] * inv;
+        a[t][k] = scale_pivot_column(a[t][k], pivot_row, d, inv);
         if (pivot_row) rdiag[t] = inv;
       }
     }

@@ -206,9 +206,10 @@ __global__ void __launch_bounds__(256, kPacked ? 2 : 0)
 // factor stays on chip (the solve-only entry point writes X and info alone). The first
 // column's forward substitution rides along with the factorization (group_factor_staged_rhs);
 // the other sweeps read the staged factor. k >= 1 (posv_cuda.cu runs potrf alone for no
-// columns). kLoadU: 16-byte vectors in flight per thread while the chunk is staged.
-template <typename T, int NP, int P, int kMinBlocks = 1, int kLoadU = 4>
-__global__ void __launch_bounds__(256, kMinBlocks)
+// columns). kLoadU: 16-byte vectors in flight per thread while the chunk is staged;
+// kMaxRegs: the register budget (posv_warp_max_regs, warp_chol_launch.cuh).
+template <typename T, int NP, int P, int kMaxRegs = 255, int kLoadU = 4>
+__global__ void __launch_bounds__(256) __maxnreg__(kMaxRegs)
     posv_warp_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ X,
                      T* __restrict__ L, int* __restrict__ info, int64_t batch, int k,
                      StageLayout lay, bool upper, bool vec) {

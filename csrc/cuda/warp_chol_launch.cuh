@@ -174,15 +174,33 @@ void launch_potrf_warp_impl(const T* A, T* L, int* info, int64_t batch, int n, b
   });
 }
 
-// Blocks of 256 threads per SM that posv_warp_kernel is compiled for (its blocks have
-// fewer threads: this sets its register budget). Float64 NP = 16 took 139 registers, 14
-// one-warp blocks per SM; built for 2 x 256 threads it takes 112 without spilling, 18
-// blocks: H100, 100,000 systems, posv_solve 0.166 -> 0.143 ms (k = 1), 0.250 -> 0.218
-// (k = 4), posv 0.233 -> 0.211 (results/h100-2026-11-23-posv-cap-times.txt). The others
-// are either under 128 registers already or would spill.
-template <typename T, int NP>
-constexpr int posv_warp_min_blocks() {
-  return sizeof(T) == 8 && NP == 16 ? 2 : 1;
+// Register budget of posv_warp_kernel (__maxnreg__). Float64 NP = 16 took 139
+// registers, 14 one-warp blocks per SM; at 128 it takes 112 without spilling, 18 blocks:
+// H100, 100,000 systems, posv_solve 0.166 -> 0.143 ms (k = 1), 0.250 -> 0.218 (k = 4),
+// posv 0.233 -> 0.211 (results/h100-2026-11-23-posv-cap-times.txt). Float32 from NP = 7:
+// with the pivot by rsqrt_ (scalar_ops.cuh) ptxas schedules the fused steps with
+// 85-255 registers (the division's slow-path branches had held the steps apart), which
+// cost the one-warp blocks half their residency (100,000 systems, posv_solve n = 16
+// 0.072 -> 0.095 ms); capped at what the division's version used (rounded to 8, no
+// spills) they keep it, and the shorter chain wins (0.074 -> 0.066 ms, n = 32 0.296 ->
+// 0.271; results/h100-2026-11-25-rsqrt-pivot-ab.txt).
+template <typename T, int NP, int P>
+constexpr int posv_warp_max_regs() {
+  if constexpr (sizeof(T) == 8 || IsComplex<T>::value) {
+    return NP == 16 && sizeof(T) == 8 ? 128 : 255;
+  } else if constexpr (NP <= 6) {
+    return 255;
+  } else if constexpr (NP <= 10) {
+    return NP == 7 ? 80 : 72;  // 72 spilled 24 bytes at NP = 7
+  } else if constexpr (NP <= 12) {
+    return 80;
+  } else if constexpr (NP <= 16) {
+    return 96;
+  } else if constexpr (NP <= 24 || P == 16) {
+    return 128;
+  } else {
+    return 160;
+  }
 }
 
 // 16-byte vectors each thread has in flight while posv_warp_kernel stages its chunk (the
@@ -220,7 +238,7 @@ bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_
     const int per_block = threads / P;
     const size_t smem = size_t(per_block) * lay.ms * sizeof(T);
     auto kernel =
-        posv_warp_kernel<T, NP, P, posv_warp_min_blocks<T, NP>(), posv_warp_load_vectors<NP>()>;
+        posv_warp_kernel<T, NP, P, posv_warp_max_regs<T, NP, P>(), posv_warp_load_vectors<NP>()>;
     allow_dynamic_smem(kernel, smem);
     kernel<<<ceil_div(batch, per_block), threads, smem, stream>>>(
         A, B, X, L, info, batch, k, lay, upper, stage_vectorizable<T>(A, L, n));
