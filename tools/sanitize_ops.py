@@ -179,7 +179,8 @@ def ragged_workload(dtypes, quick):
     ops = torch.ops.batchchol
     sizes = [5, 33, 1, 17, 70, 32, 0, 64, 130] if not quick else [5, 33, 17, 40]
     for dtype in dtypes:
-        r = ragged.pack([random_spd((), n, dtype) for n in sizes])
+        mats = [random_spd((), n, dtype) for n in sizes]
+        r = ragged.pack(mats)
         b, boff, k = ragged.pack_rhs([torch.randn(n, 3, dtype=dtype, device="cuda") for n in sizes], r.n)
         for fam in ("warp", "registers", "shared", "greedy", "lazy", "binned", "tile", "tile-one"):
             os.environ["BATCHCHOL_VBATCHED_KERNEL"] = fam

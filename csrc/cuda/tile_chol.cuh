@@ -81,7 +81,7 @@ __device__ __forceinline__ typename TileChunk<T>::type tile_chunk(const T* t, in
 // other warps wait) and of the blocked family's diagonal kernel, so each step keeps only
 // what the next pivot needs: the raw column k is published to `cb`
 // (double-buffered by the parity of k: one __syncwarp per step), read back as 16-byte
-// broadcasts, and the rows are updated with a_rk / d_k, 1 / d_k taken as rsqrt_(d_k)^2
+// broadcasts, and the rows are updated with a_rk / d_k = (a_rk rsqrt_(d_k)) rsqrt_(d_k)
 // (no division with its slow-path branch on the chain: float64 n = 80..128 8-25%
 // faster, float32 200..256 7-13%; results/h100-2026-11-25-rsqrt-pivot-ab.txt). The
 // square roots and the scaling L(r, k) = a_rk / sqrt(d_k) wait until after the last
@@ -104,7 +104,7 @@ __device__ __forceinline__ int potrf_rows_chain(T (&a)[kTile], T* cb, T& rdiag) 
     if (!pivot_ok(dk) && info == 0) info = k + 1;
     if (lane == k) d_own = dk;
     const T inv = rsqrt_(dk);
-    const T f = a[k] * (inv * inv);  // a_rk / d_k
+    const T f = (a[k] * inv) * inv;  // a_rk / d_k; inv * inv overflows for subnormal d_k
 #pragma unroll
     for (int q = (k + 1) / V; q < kTile / V; ++q) {
       const auto ch = *reinterpret_cast<const typename Chunk::type*>(c + q * V);

@@ -13,10 +13,10 @@
 //
 // Column k crosses the warps: every lane publishes its raw entry of column k to a shared
 // buffer, one barrier of the phase's warps, and every lane reads the pivot d and the
-// column back with 16-byte broadcasts. The update needs no square root,
-//   a_r(j) -= (a_r / d) * a_j,
-// with 1 / d = rsqrt_(d)^2 (scalar_ops.cuh), so each step's chain from one pivot to the
-// next holds no square root or division (float32 n = 128 7% faster than with the
+// column back with 16-byte broadcasts. The update
+//   a_r(j) -= (a_r / d) * a_j
+// takes a_r / d as (a_r rsqrt_(d)) rsqrt_(d) (scalar_ops.cuh), so each step's chain from
+// one pivot to the next holds no square root or division (float32 n = 128 7% faster than with the
 // division, float64 n = 64 even: results/h100-2026-11-25-rsqrt-pivot-ab.txt); the stage keeps the
 // raw entries (pivots on its diagonal) and the copy-out forms L(r, k) = a_r / sqrt(d_k)
 // (WideFactorOut). With the square roots and the scaling inside the steps, their long
@@ -120,7 +120,7 @@ __device__ __forceinline__ void wide_steps(T (&a)[32 * NW], int r, int n, T* mat
     if (!pivot_ok(d) && info == 0) info = k + 1;
     if (r >= k && r < n) staged_at(mat, pitch, upper, r, k) = a[0];
     const R inv = rsqrt_(d);
-    const T f = a[0] * (inv * inv);  // a_r / d_k
+    const T f = (a[0] * inv) * inv;  // a_r / d_k; inv * inv overflows for subnormal d_k
     rhs.take(r, k, f);
     wide_update<T, 32 * NW, W>(a, f, col);
   }
