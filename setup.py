@@ -61,7 +61,8 @@ def _extension():
         os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
         define_macros.append(("BATCHCHOL_WITH_CUDA", None))
         # No --use_fast_math: IEEE division and sqrt are the default (DESIGN-NOTES 3); the
-        # factorizations' pivot steps take CUDA's rsqrt (1 ulp, no flush; scalar_ops.cuh).
+        # factorizations' pivot steps take CUDA's rsqrt (1 ulp float64, 2 float32, no flush;
+        # scalar_ops.cuh).
         nvcc = ["-O3", "--expt-relaxed-constexpr", "-lineinfo"]
         kwargs["include_dirs"] += extra_cuda_include_dirs(CUDA_HOME)
         threads = os.environ.get("NVCC_THREADS", "2")

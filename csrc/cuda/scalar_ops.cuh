@@ -70,14 +70,15 @@ __device__ __forceinline__ bool pivot_ok(R d) {
 // and they sat on the chain from one pivot to the next of every register factorization,
 // where the scheduler does not move the next step's work across those branches (H100,
 // results/h100-2026-11-25-rsqrt-pivot-ab.txt: warp family 2-15% faster, tile 8-25%).
-// The factorizations that divide by d_k multiply by 1 / sqrt(d_k) twice, a_rk first (1.5
-// ulp instead of 0.5; inv * inv would overflow for subnormal d_k, a_rk * inv is bounded by
-// sqrt(d_r) when A is positive definite).
+// The factorizations that divide by d_k multiply by 1 / sqrt(d_k) twice, a_rk first (a few
+// ulp instead of 0.5; inv * inv, and 1 / d_k itself, would overflow for subnormal d_k,
+// while a_rk * inv is bounded by sqrt(d_r) when A is positive definite).
 __device__ __forceinline__ float rsqrt_(float d) { return rsqrtf(d); }
 __device__ __forceinline__ double rsqrt_(double d) { return rsqrt(d); }
 
 // Entry v of pivot column k scaled into L with inv = rsqrt_(d): the pivot's own row holds
-// v = d and becomes d * inv = sqrt(d) (within 1.5 ulp), every other row v * inv, so for
+// v = d and becomes d * inv = sqrt(d) (within 1.5 ulp in float64, 2.5 in float32, by the
+// documented bounds), every other row v * inv, so for
 // real types one product serves every row. A complex pivot row keeps a real diagonal (the
 // imaginary part of A's diagonal is not referenced, as in LAPACK).
 template <typename T, typename R>

@@ -206,13 +206,12 @@ __global__ void __launch_bounds__(256, kPacked ? 2 : 0)
 // factor stays on chip (the solve-only entry point writes X and info alone). The first
 // column's forward substitution rides along with the factorization (group_factor_staged_rhs);
 // the other sweeps read the staged factor. k >= 1 (posv_cuda.cu runs potrf alone for no
-// columns). kLoadU: 16-byte vectors in flight per thread while the chunk is staged;
-// kMaxRegs: the register budget (posv_warp_max_regs, warp_chol_launch.cuh).
-template <typename T, int NP, int P, int kMaxRegs = 255, int kLoadU = 4>
-__global__ void __launch_bounds__(256) __maxnreg__(kMaxRegs)
-    posv_warp_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ X,
-                     T* __restrict__ L, int* __restrict__ info, int64_t batch, int k,
-                     StageLayout lay, bool upper, bool vec) {
+// columns). kLoadU: 16-byte vectors in flight per thread while the chunk is staged.
+template <typename T, int NP, int P, int kLoadU>
+__device__ __forceinline__ void posv_warp_body(const T* __restrict__ A, const T* __restrict__ B,
+                                               T* __restrict__ X, T* __restrict__ L,
+                                               int* __restrict__ info, int64_t batch, int k,
+                                               StageLayout lay, bool upper, bool vec) {
   using S = GroupShape<NP, P>;
   extern __shared__ __align__(16) unsigned char warp_smem_raw[];
   T* s = reinterpret_cast<T*>(warp_smem_raw);
@@ -264,6 +263,25 @@ __global__ void __launch_bounds__(256) __maxnreg__(kMaxRegs)
   __syncthreads();
   stage_out_exact<T, NP>(L + first * nn, s, count * nn, lay, vec, upper);
 }
+
+// The kernels: ptxas takes the register budget from __launch_bounds__ or from
+// __maxnreg__, and CUDA allows one of them per kernel, so one entry point for each;
+// posv_warp_max_regs (warp_chol_launch.cuh) picks. (A minimum of 1 block is not the same
+// to ptxas as none: without it ptxas gave the float64 kernels 22 registers fewer to 2
+// more, another schedule, none of it measured.)
+#define BATCHCHOL_POSV_WARP_PARAMS                                                    \
+  const T *__restrict__ A, const T *__restrict__ B, T *__restrict__ X, T *__restrict__ L, \
+      int *__restrict__ info, int64_t batch, int k, StageLayout lay, bool upper, bool vec
+template <typename T, int NP, int P, int kLoadU = 4>
+__global__ void __launch_bounds__(256, 1) posv_warp_kernel(BATCHCHOL_POSV_WARP_PARAMS) {
+  posv_warp_body<T, NP, P, kLoadU>(A, B, X, L, info, batch, k, lay, upper, vec);
+}
+
+template <typename T, int NP, int P, int kMaxRegs, int kLoadU = 4>
+__global__ void __maxnreg__(kMaxRegs) posv_warp_kernel_capped(BATCHCHOL_POSV_WARP_PARAMS) {
+  posv_warp_body<T, NP, P, kLoadU>(A, B, X, L, info, batch, k, lay, upper, vec);
+}
+#undef BATCHCHOL_POSV_WARP_PARAMS
 
 }  // namespace cuda
 }  // namespace batchchol

@@ -174,15 +174,18 @@ void launch_potrf_warp_impl(const T* A, T* L, int* info, int64_t batch, int n, b
   });
 }
 
-// Register budget of posv_warp_kernel (__maxnreg__). Float64 NP = 16 took 139
+// Register budget of the warp posv (255: posv_warp_kernel, bounded by its 256 threads;
+// less: posv_warp_kernel_capped, __maxnreg__). Float64 NP = 16 took 139
 // registers, 14 one-warp blocks per SM; at 128 it takes 112 without spilling, 18 blocks:
 // H100, 100,000 systems, posv_solve 0.166 -> 0.143 ms (k = 1), 0.250 -> 0.218 (k = 4),
 // posv 0.233 -> 0.211 (results/h100-2026-11-23-posv-cap-times.txt). Float32 from NP = 7:
 // with the pivot by rsqrt_ (scalar_ops.cuh) ptxas schedules the fused steps with
-// 85-255 registers (the division's slow-path branches had held the steps apart), which
+// 85-255 registers (178-255 from NP = 14; the division's slow-path branches had held the
+// steps apart), which
 // cost the one-warp blocks half their residency (100,000 systems, posv_solve n = 16
-// 0.072 -> 0.095 ms); capped at what the division's version used (rounded to 8, no
-// spills) they keep it, and the shorter chain wins (0.074 -> 0.066 ms, n = 32 0.296 ->
+// 0.072 -> 0.095 ms); capped at what the division's version used (rounded to 8; 160
+// instead of its 168 at NP = 28 / 32, where 168 spilled 4 bytes and 160 keeps the same 12
+// warps per SM) they keep it, and the shorter chain wins (0.074 -> 0.066 ms, n = 32 0.296 ->
 // 0.271; results/h100-2026-11-25-rsqrt-pivot-ab.txt).
 template <typename T, int NP, int P>
 constexpr int posv_warp_max_regs() {
@@ -237,12 +240,19 @@ bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_
     const int threads = 32 * warp_blocks_warps<T, P>(lay);
     const int per_block = threads / P;
     const size_t smem = size_t(per_block) * lay.ms * sizeof(T);
-    auto kernel =
-        posv_warp_kernel<T, NP, P, posv_warp_max_regs<T, NP, P>(), posv_warp_load_vectors<NP>()>;
-    allow_dynamic_smem(kernel, smem);
-    kernel<<<ceil_div(batch, per_block), threads, smem, stream>>>(
-        A, B, X, L, info, batch, k, lay, upper, stage_vectorizable<T>(A, L, n));
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    const auto launch = [&](auto kernel) {
+      allow_dynamic_smem(kernel, smem);
+      kernel<<<ceil_div(batch, per_block), threads, smem, stream>>>(
+          A, B, X, L, info, batch, k, lay, upper, stage_vectorizable<T>(A, L, n));
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    };
+    constexpr int kRegs = posv_warp_max_regs<T, NP, P>();
+    constexpr int kLoadU = posv_warp_load_vectors<NP>();
+    if constexpr (kRegs < 255) {
+      launch(posv_warp_kernel_capped<T, NP, P, kRegs, kLoadU>);
+    } else {
+      launch(posv_warp_kernel<T, NP, P, kLoadU>);
+    }
   });
   return true;
 }

@@ -49,7 +49,8 @@ static_assert(warp_order_class(32) == kWarpOrderClasses - 1 && warp_order(15) ==
 // Since posv's first forward sweep rides along with the factorization and its other
 // sweeps read the staged factor (2026-11-25, results/h100-2026-11-25-warp-posv-lanes-tune.txt),
 // posv_solve runs faster with 8 again (0.292 vs 0.319 ms, four columns 0.439 vs 0.476;
-// potrf stays at 16: 0.347 vs 0.391): at 168 registers against 127, 12 warps of four
+// potrf stays at 16: 0.347 vs 0.391): at 168 registers (160 under posv_warp_max_regs since
+// the rsqrt pivots) against 127, 12 warps of four
 // systems each hold 48 systems per SM against 32. posv with L at n = 29..31 (padded, element
 // copies) is 4-6% slower on 8 (k = 1 0.652 vs 0.628 ms). The same for float64 posv at NP =
 // 20 and 24 (152 / 160 registers against 132 / 142, 12 warps by registers either way, 11
