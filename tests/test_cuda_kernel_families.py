@@ -115,6 +115,34 @@ def test_family_subnormal_pivots(family, dtype):
         assert_close_rel(L, expect, 4 * torch.finfo(dtype).eps, f"n = {n}")
 
 
+# Positive definite matrices scaled into the subnormal range (entries near 2^-1052 in
+# float64, 2^-132 in float32), so that the pivots are subnormal and 1 / d_k overflows: the
+# factor scaled back, and the solution of the scaled system (right-hand sides scaled
+# alike), against those of the matrix as it was. The scaling rounds every entry to
+# 2^-22 (2^-17) of the matrix's norm, which sets the bound.
+@pytest.mark.parametrize("family", FAMILIES, indirect=True)
+@pytest.mark.parametrize("dtype,e,rel", [(torch.float32, -66, 2.0 ** -17),
+                                         (torch.float64, -526, 2.0 ** -22)])
+def test_family_subnormal_scaled(family, dtype, e, rel):
+    for n in (5, 24, 32, 48, 64, 100):
+        A = make_spd((3,), n, dtype, "cuda", cond=10.0)
+        B = torch.randn(3, n, 2, dtype=dtype, device="cuda")
+        As, Bs = A * 2.0 ** (2 * e), B * 2.0 ** (2 * e)
+        bound = 8 * n * cond2(A) * rel
+        L, _ = ops.potrf(A, False)
+        Ls, info = ops.potrf(As, False)
+        assert info.tolist() == [0, 0, 0], (n, info.tolist())
+        assert_close_rel(Ls * 2.0 ** -e, L, bound, f"n = {n}, potrf")
+        for k in (1, 2):
+            X, _ = ops.posv_solve(A, B[..., :k], False)
+            Xs, info = ops.posv_solve(As, Bs[..., :k], False)
+            assert info.tolist() == [0, 0, 0], (n, k, info.tolist())
+            assert_close_rel(Xs, X, bound, f"n = {n}, k = {k}, posv_solve")
+        Xs, Ls, info = ops.posv(As, Bs[..., :1], False)
+        assert info.tolist() == [0, 0, 0], (n, info.tolist())
+        assert_close_rel(Ls * 2.0 ** -e, L, bound, f"n = {n}, posv L")
+
+
 @pytest.mark.parametrize("group", ["1", "3", "8"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
 @pytest.mark.parametrize("upper", [False, True])

@@ -21,15 +21,22 @@
 namespace batchchol {
 namespace cuda {
 
-// Sweep of the warp whose rows start at j0 (lane q holds row r = j0 + q, invd = 1 / d_r):
+// z / d_r as (z rinv) rinv with rinv = rsqrt_(d_r): 1 / d_r itself overflows for a
+// subnormal pivot (scalar_ops.cuh).
+template <typename T>
+__device__ __forceinline__ T wide_over_pivot(T z, T rinv) {
+  return (z * rinv) * rinv;
+}
+
+// Sweep of the warp whose rows start at j0 (lane q holds row r = j0 + q, rinv = 1 / sqrt(d_r)):
 // forward, z_r -= a_rj w_j (w_j = z_j / d_j) for the warp's rows j < r; backward, z_r -=
 // a_jr x_j (x_j = z_j / d_j) for its rows j > r. Lane j forms w_j or x_j and shuffles it
 // (forming a_rj / d_j off the chain instead cost 2-7%, KERNEL-NOTES). Returns the updated
-// z (w_r or x_r is z * invd). Rows past n have no stage row: in the forward sweep their
+// z (w_r or x_r is z / d_r). Rows past n have no stage row: in the forward sweep their
 // lanes read row n - 1 (a clamped index kept ptxas from spilling where a branch did) into
 // a z that nothing uses; in the backward sweep they read nothing (q < t puts r below n).
 template <typename T, bool kForward>
-__device__ __forceinline__ T wide_sweep(T z, T invd, const T* mat, int pitch, bool upper,
+__device__ __forceinline__ T wide_sweep(T z, T rinv, const T* mat, int pitch, bool upper,
                                         int n, int j0, int q) {
   const int r = j0 + q;
   const int rr = r < n ? r : n - 1;  // rows past n read row n - 1 into their unused z
@@ -37,7 +44,7 @@ __device__ __forceinline__ T wide_sweep(T z, T invd, const T* mat, int pitch, bo
 #pragma unroll
     for (int t = 0; t < 32; ++t) {
       if (j0 + t < n) {
-        const T wj = shfl(z * invd, t);
+        const T wj = shfl(wide_over_pivot(z, rinv), t);
         if (q > t) z -= staged_at(const_cast<T*>(mat), pitch, upper, rr, j0 + t) * wj;
       }
     }
@@ -45,7 +52,7 @@ __device__ __forceinline__ T wide_sweep(T z, T invd, const T* mat, int pitch, bo
 #pragma unroll
     for (int t = 31; t >= 0; --t) {
       if (j0 + t < n) {
-        const T xj = shfl(z * invd, t);
+        const T xj = shfl(wide_over_pivot(z, rinv), t);
         if (q < t) z -= staged_at(const_cast<T*>(mat), pitch, upper, j0 + t, r) * xj;
       }
     }
@@ -88,7 +95,7 @@ __device__ __forceinline__ void wide_solve(T* scratch, const T* mat, int pitch, 
   const int r = threadIdx.x, w = r / 32, q = r % 32;
   if (r == 32 * (NW - 1)) *info = inf;
   const bool live = r < n;
-  const T invd = live ? T(1) / staged_at(const_cast<T*>(mat), pitch, upper, r, r) : T(0);
+  const T rinv = live ? rsqrt_(staged_at(const_cast<T*>(mat), pitch, upper, r, r)) : T(0);
   __syncthreads();
   const bool failed = *info != 0;
   for (int c = 0; c < k; ++c) {
@@ -101,8 +108,8 @@ __device__ __forceinline__ void wide_solve(T* scratch, const T* mat, int pitch, 
 #pragma unroll
       for (int wb = 0; wb < NW; ++wb) {
         if (w == wb) {
-          z = wide_sweep<T, true>(z, invd, mat, pitch, upper, n, 32 * wb, q);
-          val[r] = z * invd;
+          z = wide_sweep<T, true>(z, rinv, mat, pitch, upper, n, 32 * wb, q);
+          val[r] = wide_over_pivot(z, rinv);
         }
         if (wb < NW - 1) {
           __syncthreads();
@@ -113,7 +120,8 @@ __device__ __forceinline__ void wide_solve(T* scratch, const T* mat, int pitch, 
 #pragma unroll
     for (int wb = NW - 1; wb >= 0; --wb) {
       if (w == wb) {
-        const T xr = wide_sweep<T, false>(z, invd, mat, pitch, upper, n, 32 * wb, q) * invd;
+        const T xr =
+            wide_over_pivot(wide_sweep<T, false>(z, rinv, mat, pitch, upper, n, 32 * wb, q), rinv);
         val[r] = xr;
         if (live) x[int64_t(r) * k + c] = failed ? quiet_nan<T>() : xr;
       }
