@@ -8,7 +8,8 @@
 // pivots d_j on the diagonal, i.e. A = Lt D Lt^T with Lt(r, j) = a_rj / d_j. So
 //   forward:  z_r = b_r - sum_{j<r} a_rj w_j,     w_j = z_j / d_j,
 //   backward: x_r = (z_r - sum_{j>r} a_jr x_j) / d_r,
-// which needs no square root. Row r stays on lane r. The first column's forward
+// with each division by d_r taken as two multiplications by rsqrt_(d_r) (wide_over_pivot;
+// as the steps do). Row r stays on lane r. The first column's forward
 // substitution runs inside the factorization's steps (WideRhs, wide_chol.cuh). Otherwise
 // each warp sweeps its own 32 rows with shuffles (per row a chain of one multiply, one
 // shuffle and one multiply-add), then the warps after it (forward) or before it
