@@ -78,9 +78,9 @@ __device__ __forceinline__ double rsqrt_(double d) { return rsqrt(d); }
 
 // Entry v of pivot column k scaled into L with inv = rsqrt_(d): the pivot's own row holds
 // v = d and becomes d * inv = sqrt(d) (within 1.5 ulp in float64, 2.5 in float32, by the
-// documented bounds), every other row v * inv, so for
-// real types one product serves every row. A complex pivot row keeps a real diagonal (the
-// imaginary part of A's diagonal is not referenced, as in LAPACK).
+// documented bounds), every other row v * inv, so for real types one product serves every
+// row. A complex pivot row keeps a real diagonal (the imaginary part of A's diagonal is
+// not referenced, as in LAPACK).
 template <typename T, typename R>
 __device__ __forceinline__ T scale_pivot_column(T v, bool pivot_row, R d, R inv) {
   if constexpr (IsComplex<T>::value) {

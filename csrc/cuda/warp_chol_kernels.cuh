@@ -269,19 +269,21 @@ __device__ __forceinline__ void posv_warp_body(const T* __restrict__ A, const T*
 // posv_warp_max_regs (warp_chol_launch.cuh) picks. (A minimum of 1 block is not the same
 // to ptxas as none: without it ptxas gave the float64 kernels 22 registers fewer to 2
 // more, another schedule, none of it measured.)
-#define BATCHCHOL_POSV_WARP_PARAMS                                                    \
-  const T *__restrict__ A, const T *__restrict__ B, T *__restrict__ X, T *__restrict__ L, \
-      int *__restrict__ info, int64_t batch, int k, StageLayout lay, bool upper, bool vec
 template <typename T, int NP, int P, int kLoadU = 4>
-__global__ void __launch_bounds__(256, 1) posv_warp_kernel(BATCHCHOL_POSV_WARP_PARAMS) {
+__global__ void __launch_bounds__(256, 1)
+    posv_warp_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ X,
+                     T* __restrict__ L, int* __restrict__ info, int64_t batch, int k,
+                     StageLayout lay, bool upper, bool vec) {
   posv_warp_body<T, NP, P, kLoadU>(A, B, X, L, info, batch, k, lay, upper, vec);
 }
 
 template <typename T, int NP, int P, int kMaxRegs, int kLoadU = 4>
-__global__ void __maxnreg__(kMaxRegs) posv_warp_kernel_capped(BATCHCHOL_POSV_WARP_PARAMS) {
+__global__ void __maxnreg__(kMaxRegs)
+    posv_warp_kernel_capped(const T* __restrict__ A, const T* __restrict__ B,
+                            T* __restrict__ X, T* __restrict__ L, int* __restrict__ info,
+                            int64_t batch, int k, StageLayout lay, bool upper, bool vec) {
   posv_warp_body<T, NP, P, kLoadU>(A, B, X, L, info, batch, k, lay, upper, vec);
 }
-#undef BATCHCHOL_POSV_WARP_PARAMS
 
 }  // namespace cuda
 }  // namespace batchchol

@@ -179,18 +179,19 @@ void launch_potrf_warp_impl(const T* A, T* L, int* info, int64_t batch, int n, b
 // registers, 14 one-warp blocks per SM; at 128 it takes 112 without spilling, 18 blocks:
 // H100, 100,000 systems, posv_solve 0.166 -> 0.143 ms (k = 1), 0.250 -> 0.218 (k = 4),
 // posv 0.233 -> 0.211 (results/h100-2026-11-23-posv-cap-times.txt). Float32 from NP = 7:
-// with the pivot by rsqrt_ (scalar_ops.cuh) ptxas schedules the fused steps with
-// 85-255 registers (178-255 from NP = 14; the division's slow-path branches had held the
-// steps apart), which
-// cost the one-warp blocks half their residency (100,000 systems, posv_solve n = 16
-// 0.072 -> 0.095 ms); capped at what the division's version used (rounded to 8; 160
-// instead of its 168 at NP = 28 / 32, where 168 spilled 4 bytes and 160 keeps the same 12
-// warps per SM) they keep it, and the shorter chain wins (0.074 -> 0.066 ms, n = 32 0.296 ->
-// 0.271; results/h100-2026-11-25-rsqrt-pivot-ab.txt).
+// with the pivot by rsqrt_ (scalar_ops.cuh) ptxas schedules the fused steps with 85-255
+// registers (178-255 from NP = 14; the division's slow-path branches had held the steps
+// apart), which cost the one-warp blocks half their residency (100,000 systems,
+// posv_solve n = 16 0.072 -> 0.095 ms); capped at what the division's version used
+// (rounded to 8; 160 instead of its 168 at NP = 28 / 32, where 168 spilled 4 bytes and
+// 160 keeps the same 12 warps per SM) they keep it, and the shorter chain wins (0.074 ->
+// 0.066 ms, n = 32 0.296 -> 0.271; results/h100-2026-11-25-rsqrt-pivot-ab.txt). The
+// warp posv is built for float and double only (warp_posv_f32.cu, warp_posv_f64.cu).
 template <typename T, int NP, int P>
 constexpr int posv_warp_max_regs() {
-  if constexpr (sizeof(T) == 8 || IsComplex<T>::value) {
-    return NP == 16 && sizeof(T) == 8 ? 128 : 255;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "real types only");
+  if constexpr (std::is_same_v<T, double>) {
+    return NP == 16 ? 128 : 255;
   } else if constexpr (NP <= 6) {
     return 255;
   } else if constexpr (NP <= 10) {

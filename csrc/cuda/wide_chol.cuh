@@ -16,9 +16,9 @@
 // column back with 16-byte broadcasts. The update
 //   a_r(j) -= (a_r / d) * a_j
 // takes a_r / d as (a_r rsqrt_(d)) rsqrt_(d) (scalar_ops.cuh), so each step's chain from
-// one pivot to the next holds no square root or division (float32 n = 128 7% faster than with the
-// division, float64 n = 64 even: results/h100-2026-11-25-rsqrt-pivot-ab.txt); the stage keeps the
-// raw entries (pivots on its diagonal) and the copy-out forms L(r, k) = a_r / sqrt(d_k)
+// one pivot to the next holds no square root or division (float32 n = 128 7% faster than
+// with the division, float64 n = 64 even: results/h100-2026-11-25-rsqrt-pivot-ab.txt); the
+// stage keeps the raw entries (pivots on its diagonal) and the copy-out forms L(r, k) = a_r / sqrt(d_k)
 // (WideFactorOut). With the square roots and the scaling inside the steps, their long
 // sequences sat between the pivots (H100, 10,000 matrices, lower: float64 n = 64 0.41 ->
 // 0.37-0.38 ms, float32 n = 128 1.39 -> 1.24-1.25; results/h100-2026-11-24-wide-variants-ab.txt).
