@@ -123,22 +123,23 @@ def test_family_subnormal_pivots(family, dtype):
 @pytest.mark.parametrize("family", FAMILIES, indirect=True)
 @pytest.mark.parametrize("dtype,e,rel", [(torch.float32, -66, 2.0 ** -17),
                                          (torch.float64, -526, 2.0 ** -22)])
-def test_family_subnormal_scaled(family, dtype, e, rel):
+@pytest.mark.parametrize("upper", [False, True])
+def test_family_subnormal_scaled(family, dtype, e, rel, upper):
     for n in (5, 24, 32, 48, 64, 100):
         A = make_spd((3,), n, dtype, "cuda", cond=10.0)
         B = torch.randn(3, n, 2, dtype=dtype, device="cuda")
-        As, Bs = A * 2.0 ** (2 * e), B * 2.0 ** (2 * e)
+        As, Bs = fill_other_triangle(A * 2.0 ** (2 * e), upper), B * 2.0 ** (2 * e)
         bound = 8 * n * cond2(A) * rel
-        L, _ = ops.potrf(A, False)
-        Ls, info = ops.potrf(As, False)
+        L, _ = ops.potrf(A, upper)
+        Ls, info = ops.potrf(As, upper)
         assert info.tolist() == [0, 0, 0], (n, info.tolist())
         assert_close_rel(Ls * 2.0 ** -e, L, bound, f"n = {n}, potrf")
         for k in (1, 2):
-            X, _ = ops.posv_solve(A, B[..., :k], False)
-            Xs, info = ops.posv_solve(As, Bs[..., :k], False)
+            X, _ = ops.posv_solve(A, B[..., :k], upper)
+            Xs, info = ops.posv_solve(As, Bs[..., :k], upper)
             assert info.tolist() == [0, 0, 0], (n, k, info.tolist())
             assert_close_rel(Xs, X, bound, f"n = {n}, k = {k}, posv_solve")
-        Xs, Ls, info = ops.posv(As, Bs[..., :1], False)
+        Xs, Ls, info = ops.posv(As, Bs[..., :1], upper)
         assert info.tolist() == [0, 0, 0], (n, info.tolist())
         assert_close_rel(Ls * 2.0 ** -e, L, bound, f"n = {n}, posv L")
 

@@ -341,6 +341,43 @@ def test_potrs_posv_vbatched(device, dtype, sizes, k, upper):
         assert_close_rel(X2i, ref, bound, "potrs")
 
 
+# A ragged batch scaled into the subnormal range (entries near 2^-1052 in float64,
+# 2^-132 in float32; test_cuda_kernel_families.py has the fixed-size twin): subnormal
+# pivots, where 1 / d_k overflows. The factor scaled back and the solutions of the scaled
+# systems against those of the batch as it was; the scaling rounds every entry to 2^-22
+# (2^-17) of its matrix's norm, which sets the bound.
+@pytest.mark.parametrize("family", ["cpu"] + [pytest.param(f, marks=pytest.mark.cuda)
+                                              for f in CUDA_FAMILIES])
+@pytest.mark.parametrize("dtype,e,rel", [(torch.float32, -66, 2.0 ** -17),
+                                         (torch.float64, -526, 2.0 ** -22)])
+@pytest.mark.parametrize("upper", [False, True])
+def test_vbatched_subnormal_scaled(monkeypatch, family, dtype, e, rel, upper):
+    device = "cpu" if family == "cpu" else "cuda"
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
+    c = RaggedCase(SIZE_SETS["small"] + SIZE_SETS["tiles"], dtype, device)
+    blocks, B, b_off = c.rhs(1)
+    As, Bs = c.A * 2.0 ** (2 * e), B * 2.0 ** (2 * e)
+    L, _ = ops.potrf_vbatched(c.A, c.n, c.offsets, None, upper)
+    Ls, info = ops.potrf_vbatched(As, c.n, c.offsets, None, upper)
+    assert info.tolist() == [0] * len(c.sizes)
+    X, _, _ = ops.posv_vbatched(c.A, c.n, c.offsets, B, b_off, 1, None, upper)
+    Xs, Ls2, info = ops.posv_vbatched(As, c.n, c.offsets, Bs, b_off, 1, None, upper)
+    assert info.tolist() == [0] * len(c.sizes)
+    X2 = ops.potrs_vbatched(Ls, c.n, c.offsets, Bs, b_off, 1, None, upper)
+    for i, A in enumerate(c.spd):
+        n = c.sizes[i]
+        if n == 0:
+            continue
+        bound = 8 * n * cond2(A) * rel
+        f = slice(int(c.offsets[i]), int(c.offsets[i]) + n * n)
+        x = slice(int(b_off[i]), int(b_off[i]) + n)
+        Li, xi = L[f].view(n, n), X[x].view(n, 1)
+        assert_close_rel(Ls[f].view(n, n) * 2.0 ** -e, Li, bound, f"n = {n}, potrf")
+        assert_close_rel(Ls2[f].view(n, n) * 2.0 ** -e, Li, bound, f"n = {n}, posv L")
+        assert_close_rel(Xs[x].view(n, 1), xi, bound, f"n = {n}, posv")
+        assert_close_rel(X2[x].view(n, 1), xi, bound, f"n = {n}, potrs")
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("max_k", ["0", "4096"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
