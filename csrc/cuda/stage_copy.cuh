@@ -230,7 +230,7 @@ struct StagedAsIs {
 
 // Copies the staged factors out, zeroing the triangle that is not the factor's; each kept
 // entry (i, j) of the output goes through out(i, j, v) (a family whose stage holds
-// unscaled entries forms the factor here: wide_chol.cuh).
+// unscaled entries forms the factor here: wide_copy_out.cuh).
 template <typename T, int N = 0, typename Out = StagedAsIs>
 __device__ __forceinline__ void stage_out(T* __restrict__ g, const T* __restrict__ s, int total,
                                           const StageLayout& lay, bool vec, bool upper,

@@ -103,6 +103,13 @@ struct WideNoRhs {
   __device__ __forceinline__ void take(int, int, T) {}
 };
 
+// What a warp does with its rows once they are final (WideBandOut, below); WideNoOut:
+// nothing, the whole factor is copied out after the steps.
+struct WideNoOut {
+  __device__ __forceinline__ void pivots(int) const {}
+  __device__ __forceinline__ void band(int, int, int) const {}
+};
+
 // Steps k0 <= k < k1 of phase P for row r, updating W entries; info updated (the same
 // on every lane of the phase). The stage gets the raw a_rk (r >= k).
 template <typename T, int NW, int P, int W, typename Rhs>
@@ -131,9 +138,10 @@ __device__ __forceinline__ void wide_steps(T (&a)[32 * NW], int r, int n, T* mat
 // only the entries it still has (W, W - 8, ...), a quarter fewer multiply-adds than W
 // on every step for the last warp's rows. Without kSplit, one range (the ragged list
 // kernel: the split spilled 224 bytes of its float64 registers).
-template <typename T, int NW, int P, int W, bool kSplit, typename Rhs>
+template <typename T, int NW, int P, int W, bool kSplit, bool kLast, typename Rhs, typename Out>
 __device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
-                                           bool upper, T* colbuf, int& info, Rhs& rhs) {
+                                           bool upper, T* colbuf, int& info, Rhs& rhs,
+                                           const Out& out) {
   const int k0 = 32 * P;
   const auto upto = [n](int k) { return k < n ? k : n; };
   if constexpr (kSplit) {
@@ -147,6 +155,9 @@ __device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat
   } else {
     wide_steps<T, NW, P, W>(a, r, n, mat, pitch, upper, colbuf, k0, upto(k0 + 32), info, rhs);
   }
+  // The warp's last phase: its rows' pivots are final, and the barrier below hands
+  // their copy-out factors to the warps that stay (their bands need them).
+  if constexpr (kLast) out.pivots(r);
   // The warps leaving after this phase may still read the buffer half of its last
   // column, which the next phase rewrites two columns later.
   if (P < NW - 1) wide_sync<NW>(P);
@@ -155,156 +166,76 @@ __device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat
 // The phases 0..WARP of warp WARP. Its rows end at column 32 WARP + 31, so phase P
 // updates 32 (WARP + 1 - P) entries. Each warp runs its own copy of the loops (the
 // branch is warp-uniform; the named barriers count arrivals, whatever the call site).
-template <typename T, int NW, bool kSplit, int WARP, int P = 0, typename Rhs>
+// A warp other than the last copies its band of the factor out as soon as its phases
+// are done, while the later warps go on (out.band).
+template <typename T, int NW, bool kSplit, int WARP, int P = 0, typename Rhs, typename Out>
 __device__ __forceinline__ void wide_chain(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
-                                           bool upper, T* colbuf, int& info, Rhs& rhs) {
-  wide_phase<T, NW, P, 32 * (WARP + 1 - P), kSplit>(a, r, n, mat, pitch, upper, colbuf, info,
-                                                    rhs);
-  if constexpr (P < WARP)
-    wide_chain<T, NW, kSplit, WARP, P + 1>(a, r, n, mat, pitch, upper, colbuf, info, rhs);
+                                           bool upper, T* colbuf, int& info, Rhs& rhs,
+                                           const Out& out) {
+  wide_phase<T, NW, P, 32 * (WARP + 1 - P), kSplit, P == WARP>(a, r, n, mat, pitch, upper,
+                                                               colbuf, info, rhs, out);
+  if constexpr (P < WARP) {
+    wide_chain<T, NW, kSplit, WARP, P + 1>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
+  } else if constexpr (WARP < NW - 1) {
+    out.band(32 * WARP, 0, 1);
+  }
+}
+
+// Row r of the lower working matrix into a (identity rows past n). The entries right of
+// the diagonal come as the stage holds them (the other triangle's data, whatever it is):
+// a row's entries j > r are updated along but never published or staged (wide_steps
+// takes a[0] only where r >= k), so they need no zeros, and the loads need no
+// per-entry branch on the lane's row: ~130 instructions per lane at n = 32 NW against
+// ~900 with it. The row / column choice and the order test are uniform over the block.
+// H100, 10,000 matrices, min of 3 interleaved rounds, same bits
+// (results/h100-2026-11-25-wide-init-ab.txt): float32 n = 128 1.147 -> 1.094 ms, upper
+// 1.219 -> 1.093, 96 / 72 even; float64 n = 64 upper 0.390 -> 0.378, lower 0.374 ->
+// 0.380, 48 0.333 -> 0.341 (float64 is bound by its steps' chain, not their issue).
+template <typename T, int NW>
+__device__ __forceinline__ void wide_load_row(T (&a)[32 * NW], const T* mat, int pitch, int n,
+                                              bool upper, int r) {
+  constexpr int N = 32 * NW;
+  if (r >= n) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) a[j] = T(j == r ? 1 : 0);
+    return;
+  }
+  // Row r of the working matrix: stage row r (lower) or stage column r (upper).
+  const T* p = upper ? mat + r : mat + size_t(r) * pitch;
+  const int step = upper ? pitch : 1;
+  if (n == N) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) a[j] = p[j * step];
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j) a[j] = j < n ? p[j * step] : T(0);
+  }
 }
 
 // Factors the staged n x n matrix (lower working layout through staged_at) in place,
 // eliminating rhs along (WideRhs, or WideNoRhs). Returns info on the lanes of the last
 // warp (the others stop at their phase).
-template <typename T, int NW, bool kSplit, typename Rhs = WideNoRhs>
+template <typename T, int NW, bool kSplit, typename Rhs = WideNoRhs, typename Out = WideNoOut>
 __device__ __forceinline__ int wide_potrf(T* colbuf, T* mat, int pitch, int n, bool upper,
-                                          Rhs rhs = {}, T* z_out = nullptr) {
+                                          Rhs rhs = {}, T* z_out = nullptr, Out out = {}) {
   const int w = threadIdx.x / 32;
   const int r = threadIdx.x;
   T a[32 * NW];
-#pragma unroll
-  for (int j = 0; j < 32 * NW; ++j) {
-    T v = T(0);
-    if (r < n) {
-      if (j <= r) v = staged_at(mat, pitch, upper, r, j);
-    } else if (j == r) {
-      v = T(1);  // identity padding past n
-    }
-    a[j] = v;
-  }
+  wide_load_row<T, NW>(a, mat, pitch, n, upper, r);
   __syncthreads();  // every row is read before L entries overwrite the stage
   int info = 0;
-  if (w == 0) wide_chain<T, NW, kSplit, 0>(a, r, n, mat, pitch, upper, colbuf, info, rhs);
+  if (w == 0) wide_chain<T, NW, kSplit, 0>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
   if constexpr (NW > 1) {
-    if (w == 1) wide_chain<T, NW, kSplit, 1>(a, r, n, mat, pitch, upper, colbuf, info, rhs);
+    if (w == 1) wide_chain<T, NW, kSplit, 1>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
   }
   if constexpr (NW > 2) {
-    if (w == 2) wide_chain<T, NW, kSplit, 2>(a, r, n, mat, pitch, upper, colbuf, info, rhs);
+    if (w == 2) wide_chain<T, NW, kSplit, 2>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
   }
   if constexpr (NW > 3) {
-    if (w == 3) wide_chain<T, NW, kSplit, 3>(a, r, n, mat, pitch, upper, colbuf, info, rhs);
+    if (w == 3) wide_chain<T, NW, kSplit, 3>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
   }
   if constexpr (!std::is_same_v<Rhs, WideNoRhs>) *z_out = rhs.z;
   return info;
-}
-
-// The copy-out's entry (i, j) of the factor from the raw stage, as xPOTF2 scales: L(i, j)
-// = a_ij * (1 / sqrt(d_j)) below the diagonal, sqrt(d_i) on it (U(i, j) = L(j, i) for
-// upper factors). Scaling in the copy-out, not in place before it, saves a pass over the
-// stage; the in-place pass (divergent row loops right before the block barrier) also drew
-// racecheck hazards against the copy-out in float32 with four warps. The reciprocals are
-// kept by residue: the 16-byte copy-out reads entries j = V t + w (lane t, w < V) of a
-// row, and index j at w (32 NW / V) + t puts the lanes' reads of one w on distinct banks.
-template <typename T, int NW>
-struct WideFactorOut {
-  static constexpr int V = 16 / sizeof(T), kSpan = 32 * NW / V;
-  T* rinv;   // 1 / sqrt(d_k) at rinv_at(k)
-  T* sdiag;  // sqrt(d_k)
-  bool upper;
-  __device__ __forceinline__ static int rinv_at(int k) { return (k % V) * kSpan + k / V; }
-  __device__ __forceinline__ T operator()(int i, int j, T v) const {
-    return i == j ? sdiag[i] : v * rinv[rinv_at(upper ? i : j)];
-  }
-};
-
-// Blocks per SM the kernel is built for: the stage (n x (n | 1)) and registers allow
-// six float64 64 x 64 matrices or three float32 128 x 128 ones on an H100.
-template <int NW>
-constexpr int wide_min_blocks() {
-  return NW == 2 ? 6 : NW == 3 ? 4 : 3;
-}
-
-// Writes L from the raw stage that wide_potrf left (called by the whole block after a
-// barrier that follows the steps); kFixed as in wide_factor_matrix.
-template <typename T, int NW, bool kFixed>
-__device__ __forceinline__ void wide_store_factor(T* scratch, T* mat, T* l, const StageLayout& lay,
-                                                  bool upper, bool vec) {
-  T* const outbuf = scratch + wide_colbuf<NW>();
-  const WideFactorOut<T, NW> out{outbuf, outbuf + 32 * NW, upper};
-  const int r = threadIdx.x, nn = lay.n * lay.n;
-  if (r < lay.n) {
-    const T s = sqrt(staged_at(mat, lay.pitch, upper, r, r));
-    out.sdiag[r] = s;
-    out.rinv[out.rinv_at(r)] = T(1) / s;
-  }
-  __syncthreads();
-  if constexpr (kFixed) {
-    stage_out_exact<T, 32 * NW>(l, mat, nn, lay, vec, upper, out);
-  } else {
-    stage_out(l, mat, nn, lay, vec, upper, out);
-  }
-}
-
-// Factors the n x n matrix at a (lay: its stage layout) into l with the whole block
-// and stores its info at info[b]. vec: 16-byte staging copies (stage_in). kFixed (the
-// fixed-size kernel): the copies of order 32 NW as constants when n is that, and the
-// phases split (wide_phase); the list kernel, whose matrices have many orders, keeps one
-// copy loop and whole phases (each cost it spilled registers).
-template <typename T, int NW, bool kFixed>
-__device__ __forceinline__ void wide_factor_matrix(T* scratch, T* mat, const T* a, T* l,
-                                                   const StageLayout& lay, bool upper, bool vec,
-                                                   int* info, int64_t b) {
-  const int nn = lay.n * lay.n;
-  if constexpr (kFixed) {
-    stage_in_exact<T, 16, 32 * NW>(mat, a, nn, lay, vec, upper);
-  } else {
-    stage_in<T, 16>(mat, a, nn, lay, vec, upper);
-  }
-  __syncthreads();
-  const int inf = wide_potrf<T, NW, kFixed>(scratch, mat, lay.pitch, lay.n, upper);
-  __syncthreads();  // every step is done: the pivots are staged
-  if (threadIdx.x == 32 * (NW - 1)) info[b] = inf;
-  wide_store_factor<T, NW, kFixed>(scratch, mat, l, lay, upper, vec);
-}
-
-// One matrix per block of 32 NW threads; the stage layout of the warp family (odd
-// pitch: the lanes' row and column reads hit distinct banks).
-template <typename T, int NW>
-__global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
-    potrf_wide_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
-                      StageLayout lay, bool upper, bool vec) {
-  extern __shared__ __align__(16) unsigned char wide_smem_raw[];
-  T* const scratch = reinterpret_cast<T*>(wide_smem_raw);
-  T* const mat = scratch + wide_scratch<NW>();
-  const int64_t b = blockIdx.x;
-  const int nn = lay.n * lay.n;
-  wide_factor_matrix<T, NW, true>(scratch, mat, A + b * nn, L + b * nn, lay, upper, vec, info, b);
-}
-
-// Ragged batches: block i factors matrix i of group g of a SizeGroups list (ragged_bins.h:
-// all with 32 (NW - 1) < n <= 32 NW), staged with its own layout; the grid covers the
-// whole batch, and blocks past the group's end leave at once. (A persistent grid
-// looping over the group spilled 1 KB of registers in float64.)
-template <typename T, int NW>
-__global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
-    potrf_wide_list_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
-                           const int64_t* __restrict__ offsets, const int* __restrict__ sizes,
-                           const int* __restrict__ counts, const int* __restrict__ list, int g,
-                           bool upper) {
-  extern __shared__ __align__(16) unsigned char wide_smem_raw[];
-  T* const scratch = reinterpret_cast<T*>(wide_smem_raw);
-  T* const mat = scratch + wide_scratch<NW>();
-  int begin, end;
-  group_range(counts, g, g, begin, end);
-  const int i = begin + int(blockIdx.x);
-  if (i >= end) return;
-  const int b = list[i];
-  const int64_t o = offsets[b];
-  const StageLayout lay = make_stage_layout<32>(sizes[b]);
-  const uintptr_t ends = reinterpret_cast<uintptr_t>(A + o) | reinterpret_cast<uintptr_t>(L + o);
-  const bool vec = (lay.n * lay.n) % (16 / sizeof(T)) == 0 && ends % 16 == 0;
-  wide_factor_matrix<T, NW, false>(scratch, mat, A + o, L + o, lay, upper, vec, info, b);
 }
 
 }  // namespace cuda

@@ -1,4 +1,4 @@
-// Instantiations and launches of the wide potrf family (wide_chol.cuh): NW warps per
+// Instantiations and launches of the wide potrf family (wide_kernels.cuh): NW warps per
 // matrix for 32 (NW - 1) < n <= 32 NW.
 #include <c10/cuda/CUDAException.h>
 #include <c10/util/Exception.h>
@@ -7,7 +7,7 @@
 
 #include "cuda/ragged_bins.h"
 #include "cuda/warp_chol_launch.cuh"
-#include "cuda/wide_chol.cuh"
+#include "cuda/wide_kernels.cuh"
 #include "cuda/wide_launch.h"
 
 namespace batchchol {

@@ -17,7 +17,7 @@
 #pragma once
 
 #include "cuda/scalar_ops.cuh"
-#include "cuda/wide_chol.cuh"
+#include "cuda/wide_kernels.cuh"
 
 namespace batchchol {
 namespace cuda {
