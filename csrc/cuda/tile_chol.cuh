@@ -252,14 +252,23 @@ __device__ __forceinline__ void tile_update_trailing(T* s, int nt, int k) {
 // diagonal tile k + 1 with warp 0 while the other warps finished the update of step k,
 // was slower at every size measured: the extra barrier phase for tile column k + 1
 // costs more than the little update left to overlap when nt <= 10.)
-template <typename T>
-__device__ int tile_potrf(T* s, T* col, T* cb, int nt, int* info_s) {
+//
+// While warp 0 factors diagonal tile k, the block's other warps hand tile column k - 1,
+// final since the panel solve of step k - 1, to out.segment(k - 1, thread, threads)
+// (tile_potrf.cu writes it to memory); the caller writes the last one.
+template <typename T, typename Out>
+__device__ int tile_potrf(T* s, T* col, T* cb, int nt, int* info_s, const Out& out) {
   const int warp = threadIdx.x / 32;
   if (threadIdx.x == 0) *info_s = 0;
   for (int k = 0; k < nt; ++k) {
     if (warp == 0) {
       const int inf = tile_factor_diag(tile_at(s, k, k), col, cb);
-      if (threadIdx.x == 0 && inf != 0 && *info_s == 0) *info_s = kTile * k + inf;
+      // The first failure is kept: a compare-and-swap, since a plain test of *info_s
+      // was loaded by all of warp 0's lanes (speculated past the lane test) while lane 0
+      // stored, which racecheck reports as a warp-level hazard.
+      if (threadIdx.x == 0 && inf != 0) atomicCAS(info_s, 0, kTile * k + inf);
+    } else if (k > 0) {
+      out.segment(k - 1, threadIdx.x - kTile, blockDim.x - kTile);
     }
     __syncthreads();
     if (k + 1 < nt) {

@@ -46,28 +46,31 @@ __device__ __forceinline__ void tile_stage_in(T* s, const T* a, int n, int nt, b
   cp_async_wait<0>();
 }
 
-// Writes the whole n x n factor: the factored tiles, zeros above the diagonal (upper:
-// the transpose, with consecutive threads along rows of the output either way).
-template <typename T, int NT>
-__device__ __forceinline__ void tile_stage_out(T* out, const T* s, int n, int nt, bool upper) {
-  for (int I = 0; I < nt; ++I) {
-    for (int J = 0; J < nt; ++J) {
-#pragma unroll
-      for (int u = 0; u < kTileElems / NT; ++u) {
-        const int e = threadIdx.x + u * NT;
+// The output entries that come from W's tile column k alone, written while the
+// factorization goes on (tile_potrf): lower, the output's tile column k (zeros above
+// the diagonal tiles); upper, its tile row k (U = W's factor transposed). Consecutive
+// threads take consecutive entries of an output row.
+template <typename T>
+struct TileSegmentOut {
+  T* out;
+  const T* s;
+  int n, nt;
+  bool upper;
+  __device__ __forceinline__ void segment(int k, int tid, int nthreads) const {
+    for (int I = 0; I < nt; ++I) {
+      const int OI = upper ? k : I, OJ = upper ? I : k;  // the output tile
+      for (int e = tid; e < kTileElems; e += nthreads) {
         const int r = e >> 5, c = e & 31;
-        const int i = kTile * I + r, j = kTile * J + c;
+        const int i = kTile * OI + r, j = kTile * OJ + c;
         if (i >= n || j >= n) continue;
-        // Output (i, j) is W's factor at (i, j) (lower) or at (j, i) (upper).
-        const int wi = upper ? J : I, wj = upper ? I : J, wr = upper ? c : r, wc = upper ? r : c;
+        const int wi = upper ? OJ : OI, wj = upper ? OI : OJ, wr = upper ? c : r, wc = upper ? r : c;
         T v = T(0);
-        if (wi > wj || (wi == wj && wc <= wr))
-          v = tile_at(s, wi, wj)[tile_off<T>(wr, wc)];
+        if (wi > wj || (wi == wj && wc <= wr)) v = tile_at(s, wi, wj)[tile_off<T>(wr, wc)];
         out[int64_t(i) * n + j] = v;
       }
     }
   }
-}
+};
 
 template <typename T>
 struct TileSmem {  // the kernel's dynamic shared memory
@@ -89,9 +92,10 @@ __device__ __forceinline__ void tile_factor_matrix(const TileSmem<T>& sm, int* i
                                                    int* info, int64_t b) {
   tile_stage_in<T, NT>(sm.s, a, n, nt, upper);
   __syncthreads();
-  const int inf = tile_potrf(sm.s, sm.col, sm.cb, nt, info_s);
+  const TileSegmentOut<T> out{l, sm.s, n, nt, upper};
+  const int inf = tile_potrf(sm.s, sm.col, sm.cb, nt, info_s, out);
   if (threadIdx.x == 0) info[b] = inf;
-  tile_stage_out<T, NT>(l, sm.s, n, nt, upper);
+  out.segment(nt - 1, threadIdx.x, NT);
 }
 
 template <typename T, int NT>
