@@ -80,8 +80,8 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
   return false;
 }
 
-// Orders where the blocked family beats the tile families (H100 tuning, below).
-constexpr int kF64BlockedFrom = 129;
+// Float64 orders where the blocked family beats the tile families (H100 tuning, below).
+constexpr int kF64BlockedFrom = 129, kF64BlockedTo = 144;
 
 // The family used for order n: the tuned table, or BATCHCHOL_POTRF_KERNEL when it names
 // a family that supports n.
@@ -106,14 +106,18 @@ PotrfKernel choose_potrf_kernel(int n) {
   // results/h100-2026-11-24-chain-after-tune_potrf.txt, ...-wide-sqrtfree-tune_potrf.txt)
   // tile beats blocked at every float64 order from 65 to 128 (65: 1.33 vs 1.45 ms, 96:
   // 1.15 vs 1.54, 112: 1.96 vs 2.39, 128: 1.75 vs 2.46) and tile16 every float32 order
-  // from 193 (200: 5.22 vs 5.90, 224: 5.11 vs 5.93, 256: 6.38 vs 7.20). Float64 from 129
+  // from 193 (200: 5.22 vs 5.90, 224: 5.11 vs 5.93, 256: 6.38 vs 7.20). Float64 129..144
   // stays with blocked, whose update runs on the MMAs (...-dmma-update-kernel-times.txt:
-  // 136: 3.45 vs 4.43 ms for tile16, 160: 3.78 vs 3.98; only at 192 does tile16 lead, by
-  // 1%, 5.29 vs 5.36). Float32 up to 128 stays with wide: at 128 its square-root-free
-  // steps run 1.22-1.25 ms, where tile took 1.32 in tune_potrf (in the run in which wide
-  // still took 1.45; ...-wide-variants-ab.txt). A device with less shared memory per
-  // block than sm_90 falls through to blocked where the tiles do not fit.
-  const bool blocked_range = std::is_same_v<T, double> && n >= kF64BlockedFrom;
+  // 136: 3.45 vs 4.43 ms for tile16); since the pivots by rsqrt (2026-11-25,
+  // results/h100-2026-11-25-f64-crossover-tune_potrf.txt) tile16 leads from 160 (3.68 vs
+  // 3.92 ms, 192: 4.91 vs 5.58) and ties at 144 (3.67 vs 3.65): its time follows the tile
+  // count (five from 129 to 160), blocked's grows with n. Float32 up to 128 stays with
+  // wide: at 128 its square-root-free steps run 1.22-1.25 ms, where tile took 1.32 in
+  // tune_potrf (in the run in which wide still took 1.45; ...-wide-variants-ab.txt). A
+  // device with less shared memory per block than sm_90 falls through to blocked where
+  // the tiles do not fit.
+  const bool blocked_range =
+      std::is_same_v<T, double> && n >= kF64BlockedFrom && n <= kF64BlockedTo;
   if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range)
     return tile_warps<T>(n) == 16 ? PotrfKernel::kTile16 : PotrfKernel::kTile;
   // Otherwise the multi-launch blocked family (it also beat shared at every n > 32 on
