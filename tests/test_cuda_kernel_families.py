@@ -162,6 +162,27 @@ def test_blocked_update_groups(monkeypatch, group, dtype, upper):
         _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
 
 
+@pytest.mark.parametrize("family", ["wide", "tile", "tile16"], indirect=True)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("upper", [False, True])
+def test_family_writes_every_entry(family, dtype, upper):
+    # The wide family writes its factor band by band while its steps go on, the tile
+    # families tile column by tile column: the outputs get the memory of tensors that
+    # held NaN and a nonzero info, so an entry left unwritten (a zero of the other
+    # triangle included) shows up. Orders around the bands' and tiles' edges.
+    for n in (33, 50, 64, 65, 96, 100, 128, 130, 160):
+        A = make_spd((5,), n, dtype, "cuda", cond=100.0)
+        A_in = fill_other_triangle(A, upper)
+        junk = torch.full((5, n, n), float("nan"), dtype=dtype, device="cuda")
+        junk_info = torch.full((5,), 7, dtype=torch.int32, device="cuda")
+        where = (junk.data_ptr(), junk_info.data_ptr())
+        del junk, junk_info
+        L, info = ops.potrf(A_in, upper)
+        # The caching allocator hands the freed blocks back (else this tests nothing).
+        assert (L.data_ptr(), info.data_ptr()) == where, n
+        _factor_ok(A, L, info, upper)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_blocked_writes_every_entry(monkeypatch, dtype):
     # Dense lower factors of the blocked family have no init pass: each entry's first

@@ -35,7 +35,9 @@ struct WideFactorOut {
 // rows' sqrt(d_r) and 1 / sqrt(d_r) at the end of its last phase, before that phase's
 // barrier (or the block's), so every band finds the pivots of its columns; the entries
 // are WideFactorOut's. The steps write only rows (lower) or columns (upper) of later
-// warps into the stage, never a finished band.
+// warps into the stage, never a finished band. Only the potrf kernel uses it: the fused
+// posv (wide_solve.cuh) keeps its right-hand side's buffer where rinv lives during the
+// steps, so it copies its factor out after them (WideNoOut).
 template <typename T, int NW>
 struct WideBandOut {
   WideFactorOut<T, NW> f;
