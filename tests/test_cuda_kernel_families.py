@@ -74,16 +74,17 @@ def test_family_large_orders(family, dtype, upper):
 
 @pytest.mark.parametrize("family", FAMILIES, indirect=True)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_family_failing_minor(family, dtype):
+@pytest.mark.parametrize("upper", [False, True])
+def test_family_failing_minor(family, dtype, upper):
     # A negative diagonal entry at m makes the leading minor of order m the first that
-    # is not positive definite, whichever panel or tile it falls in; the matrices
+    # is not positive definite, whichever panel, band or tile it falls in; the matrices
     # around it stay exact.
-    for n, m in ((70, 1), (70, 33), (130, 64), (130, 97), (200, 200)):
+    for n, m in ((50, 20), (64, 40), (70, 1), (70, 33), (130, 64), (130, 97), (200, 200)):
         A = make_spd((3,), n, dtype, "cuda", cond=100.0)
         A[1, m - 1, m - 1] = -1.0
-        L, info = ops.potrf(A, False)
+        L, info = ops.potrf(fill_other_triangle(A, upper), upper)
         assert info.tolist() == [0, m, 0], (n, m, info.tolist())
-        _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], False)
+        _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
 
 
 # Power-of-two scalings near the ends of the exponent range (A 2^(2e) factors to
