@@ -163,24 +163,30 @@ def test_blocked_update_groups(monkeypatch, group, dtype, upper):
         _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
 
 
+def _potrf_in_reused_memory(A_in, upper):
+    """potrf with its outputs in the memory of tensors that held NaN and a nonzero info,
+    so that an entry the kernels leave unwritten shows up."""
+    b, n = A_in.shape[0], A_in.shape[-1]
+    junk = torch.full((b, n, n), float("nan"), dtype=A_in.dtype, device="cuda")
+    junk_info = torch.full((b,), 7, dtype=torch.int32, device="cuda")
+    where = (junk.data_ptr(), junk_info.data_ptr())
+    del junk, junk_info
+    L, info = ops.potrf(A_in, upper)
+    # The caching allocator hands the freed blocks back (else this tests nothing).
+    assert (L.data_ptr(), info.data_ptr()) == where, n
+    return L, info
+
+
 @pytest.mark.parametrize("family", ["wide", "tile", "tile16"], indirect=True)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("upper", [False, True])
 def test_family_writes_every_entry(family, dtype, upper):
     # The wide family writes its factor band by band while its steps go on, the tile
-    # families tile column by tile column: the outputs get the memory of tensors that
-    # held NaN and a nonzero info, so an entry left unwritten (a zero of the other
-    # triangle included) shows up. Orders around the bands' and tiles' edges.
+    # families tile column by tile column: every entry, the zeros of the other triangle
+    # included, at orders around the bands' and tiles' edges.
     for n in (33, 50, 64, 65, 96, 100, 128, 130, 160):
         A = make_spd((5,), n, dtype, "cuda", cond=100.0)
-        A_in = fill_other_triangle(A, upper)
-        junk = torch.full((5, n, n), float("nan"), dtype=dtype, device="cuda")
-        junk_info = torch.full((5,), 7, dtype=torch.int32, device="cuda")
-        where = (junk.data_ptr(), junk_info.data_ptr())
-        del junk, junk_info
-        L, info = ops.potrf(A_in, upper)
-        # The caching allocator hands the freed blocks back (else this tests nothing).
-        assert (L.data_ptr(), info.data_ptr()) == where, n
+        L, info = _potrf_in_reused_memory(fill_other_triangle(A, upper), upper)
         _factor_ok(A, L, info, upper)
 
 
@@ -188,21 +194,13 @@ def test_family_writes_every_entry(family, dtype, upper):
 def test_blocked_writes_every_entry(monkeypatch, dtype):
     # Dense lower factors of the blocked family have no init pass: each entry's first
     # touch reads A, the diagonal and panel kernels write the zeros above the diagonal
-    # and info starts in the first diagonal kernel. The outputs get the memory of
-    # tensors that held NaN and a nonzero info, so an entry left unwritten shows up.
+    # and info starts in the first diagonal kernel.
     monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", "blocked")
     for group in ("1", "2", "4"):
         monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", group)
         for n in (33, 96, 130, 257):
             A = make_spd((5,), n, dtype, "cuda", cond=100.0)
-            A_in = fill_other_triangle(A, False)
-            junk = torch.full((5, n, n), float("nan"), dtype=dtype, device="cuda")
-            junk_info = torch.full((5,), 7, dtype=torch.int32, device="cuda")
-            where = (junk.data_ptr(), junk_info.data_ptr())
-            del junk, junk_info
-            L, info = ops.potrf(A_in, False)
-            # The caching allocator hands the freed blocks back (else this tests nothing).
-            assert (L.data_ptr(), info.data_ptr()) == where
+            L, info = _potrf_in_reused_memory(fill_other_triangle(A, False), False)
             _factor_ok(A, L, info, False)
 
 
