@@ -23,6 +23,12 @@ struct WideFactorOut {
   T* sdiag;  // sqrt(d_k)
   bool upper;
   __device__ __forceinline__ static int rinv_at(int k) { return (k % V) * kSpan + k / V; }
+  // Row r's pivot from the raw stage: sqrt(d_r) and its reciprocal.
+  __device__ __forceinline__ void set_pivot(T* mat, int pitch, int r) const {
+    const T s = sqrt(staged_at(mat, pitch, upper, r, r));
+    sdiag[r] = s;
+    rinv[rinv_at(r)] = T(1) / s;
+  }
   __device__ __forceinline__ T operator()(int i, int j, T v) const {
     return i == j ? sdiag[i] : v * rinv[rinv_at(upper ? i : j)];
   }
@@ -45,11 +51,7 @@ struct WideBandOut {
   T* l;
   int pitch, n;
   __device__ __forceinline__ void pivots(int r) const {
-    if (r < n) {
-      const T s = sqrt(staged_at(const_cast<T*>(mat), pitch, f.upper, r, r));
-      f.sdiag[r] = s;
-      f.rinv[f.rinv_at(r)] = T(1) / s;
-    }
+    if (r < n) f.set_pivot(const_cast<T*>(mat), pitch, r);
   }
   // The band [c0, c0 + 32) (clipped to n), written by warp w0 of nw warps.
   __device__ __forceinline__ void band(int c0, int w0, int nw) const {
@@ -91,11 +93,7 @@ __device__ __forceinline__ void wide_store_factor(T* scratch, T* mat, T* l, cons
   T* const outbuf = scratch + wide_colbuf<NW>();
   const WideFactorOut<T, NW> out{outbuf, outbuf + 32 * NW, upper};
   const int r = threadIdx.x, nn = lay.n * lay.n;
-  if (r < lay.n) {
-    const T s = sqrt(staged_at(mat, lay.pitch, upper, r, r));
-    out.sdiag[r] = s;
-    out.rinv[out.rinv_at(r)] = T(1) / s;
-  }
+  if (r < lay.n) out.set_pivot(mat, lay.pitch, r);
   __syncthreads();
   if constexpr (kFixed) {
     stage_out_exact<T, 32 * NW>(l, mat, nn, lay, vec, upper, out);
