@@ -4,13 +4,14 @@
 //                           several matrices per block staged through shared memory
 //   potrf_shared_kernel     n fits in shared memory: one block per matrix
 //   blocked_*               larger n: one launch per 32-wide panel step on the
-//                           output buffer (diagonal factor, panel solve, SYRK update)
+//                           output buffer (diagonal factor, panel solve; the SYRK
+//                           update in blocked_update.cuh)
 #pragma once
 
 #include "cuda/batch_layout.cuh"
 #include "cuda/potrf_block.cuh"
 #include "cuda/tile_chol.cuh"
-#include "cuda/update_dmma.cuh"
+#include "cuda/blocked_update.cuh"
 
 #include <type_traits>
 
@@ -122,38 +123,6 @@ __global__ void potrf_shared_kernel(const T* __restrict__ A, T* __restrict__ L,
 }
 
 // ---- blocked path: L holds the working lower factor (ld = n) -------------------
-
-// Each kernel finds its matrix through a Layout (batch_layout.cuh); the panel kernels
-// get the step of the launch sequence and skip matrices that are not at a panel of
-// theirs in that step.
-template <typename Layout>
-__device__ __forceinline__ bool panel_of(const Layout& lay, int64_t b, int step, int& n,
-                                         int& k0) {
-  if (!lay.mine(b) || !lay.valid(b)) return false;
-  n = lay.size(b);
-  k0 = (step - lay.first_step(b)) * kPanel;
-  return k0 >= 0 && k0 < n;
-}
-
-// Where the blocked kernels read the entries that no launch has touched yet, when no
-// init pass copied A to L (lower factors): A, which has L's layout, plus the group size
-// and step count of the launch sequence (launch_blocked_layout). A matrix's first step
-// (its panel at k0 = 0, panel_of) reads its diagonal block and panel from A, and so does
-// the update after it; the update after the last panel of its first group (aligned to
-// launch steps) is the first to reach the columns past that group. a == nullptr:
-// everything is read from L.
-template <typename T>
-struct FirstTouch {
-  const T* a = nullptr;
-  int group = 1, steps = 0;
-  __device__ __forceinline__ bool at_start(int k0) const { return a && k0 == 0; }
-  __device__ __forceinline__ bool in_update(int step, int k0, bool full) const {
-    if (!a) return false;
-    const int s0 = step - k0 / kPanel;                    // the matrix's first step
-    const int ge = min(steps, (s0 / group + 1) * group);  // end of its group
-    return k0 == 0 || (full && step == ge - 1);
-  }
-};
 
 // L = lower triangle of A (or of A^T for upper), zeros above; info = 0.
 // One block per matrix (grid.x = batch, which may exceed grid.y's 65535 limit).
@@ -316,183 +285,6 @@ __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
     T* z = m + static_cast<int64_t>(k0) * n + r0 + threadIdx.x;
 #pragma unroll 8
     for (int i = 0; i < kPanel; ++i) z[static_cast<int64_t>(i) * n] = T(0);
-  }
-}
-
-// Tile of the trailing update: 16-byte types use 32 x 32 tiles to stay within the
-// 48 KB of static shared memory.
-template <typename T>
-constexpr int update_tile() {
-  return sizeof(T) >= 16 ? 32 : 64;
-}
-
-constexpr int kUpdateThreads = 256;
-
-// Thread t's share of the staging of two TILE x 32 slices of L21 (columns p0..p0 + 31,
-// rows from i0 and from j0): loads all in flight into registers, stored to shared memory
-// later, so that a chunk's loads overlap the previous chunk's products.
-template <typename T, int TILE>
-struct UpdateSlices {
-  static constexpr int kPer = TILE * kPanel / kUpdateThreads;
-  T vi[kPer], vj[kPer];
-
-  // si, sj: m plus the offsets of this thread's first entry in each slice (row
-  // i0 + t / 32 or j0 + t / 32, column t % 32); ri, rj: rows left in the matrix below
-  // them. Offsets stay 32-bit (n^2 < 2^31 for every order blocked_fits admits), which
-  // keeps the unrolled loads from holding a 64-bit address each.
-  __device__ __forceinline__ void load(const T* si, const T* sj, int ri, int rj, int n, int p0) {
-    constexpr int kRowStep = kUpdateThreads / kPanel;
-#pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      vi[u] = u * kRowStep < ri ? si[u * kRowStep * n + p0] : T(0);
-      vj[u] = u * kRowStep < rj ? sj[u * kRowStep * n + p0] : T(0);
-    }
-  }
-  template <int PITCH>
-  __device__ __forceinline__ void store(T* pi, T* pj) const {
-#pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      const int e = threadIdx.x + u * kUpdateThreads, r = e / kPanel, c = e % kPanel;
-      pi[r * PITCH + c] = vi[u];
-      pj[r * PITCH + c] = vj[u];
-    }
-  }
-};
-
-// Trailing SYRK after the panel of `step`: L22 -= L21 L21^H over TILE x TILE tiles of
-// the lower triangle from row and column t0 = k0 + 32, with L21 the columns of the
-// last `rank_panels` panels (those before column 0 left out) and only columns below
-// t0 + col_span written. Blocked right-looking in two levels (launch_blocked_layout):
-// a rank-32 update of the next panels' columns after each panel, and every few panels
-// one update of the rest with all of them, so that the trailing matrix goes through
-// memory once per group of panels instead of once per panel. col_tiles = 0: blockIdx.y
-// enumerates the tiles of the lower triangle; otherwise (row tile, column tile) of a
-// strip col_tiles tiles wide. TS x TS outputs per thread on the FMA path; float64 runs
-// the products on the MMAs instead (update_dmma.cuh: 16 x 32 outputs per warp). The
-// loads of the next panel's slices are in flight during this panel's products, and the
-// tile of L22 is read whole before it is written (a load, a store, the next load:
-// float32 n = 512 took 6.8 ms for the first update of 2,000 matrices, 12% of the memory
-// bandwidth). Without an init pass (ft) the launch that first touches a tile reads it
-// from A.
-template <typename T, typename Layout>
-__global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
-    blocked_update_kernel(FirstTouch<T> ft, T* __restrict__ L, Layout lay, int step,
-                          int rank_panels, int col_span, int col_tiles) {
-  constexpr int TILE = update_tile<T>(), TS = TILE / 16;
-  constexpr bool kMma = update_uses_dmma<T>();
-  constexpr int PITCH = kMma ? kDmmaPitch : kPanel + 1;
-  static_assert(!kMma || (TILE == 64 && kUpdateThreads == 256),
-                "the MMA warp tiles of eight warps cover 64 x 64");
-  __shared__ __align__(16) unsigned char pi_raw[sizeof(T) * TILE * PITCH];
-  __shared__ __align__(16) unsigned char pj_raw[sizeof(T) * TILE * PITCH];
-  T* const pi = reinterpret_cast<T*>(pi_raw);
-  T* const pj = reinterpret_cast<T*>(pj_raw);
-  const int64_t b = blockIdx.x;
-  int n, k0;
-  int ti, tj;
-  if (col_tiles == 0) {
-    tri_index(blockIdx.y, ti, tj);
-  } else {
-    ti = int(blockIdx.y) / col_tiles, tj = int(blockIdx.y) % col_tiles;
-    if (tj > ti) return;
-  }
-  if (!panel_of(lay, b, step, n, k0)) return;
-  const int t0 = k0 + kPanel;
-  const int c_end = min(n, t0 + col_span);
-  const int i0 = t0 + ti * TILE, j0 = t0 + tj * TILE;
-  if (i0 >= n || j0 >= c_end) return;  // past this matrix or strip (uniform over the block)
-  T* m = L + lay.origin(b);
-  const int p_begin = max(0, k0 - (rank_panels - 1) * kPanel);
-  const int sr = threadIdx.x / kPanel, sc = threadIdx.x % kPanel;
-  const T* si = m + (i0 + sr) * n + sc;
-  const T* sj = m + (j0 + sr) * n + sc;
-  UpdateSlices<T, TILE> slices;
-  slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p_begin);
-  const bool fresh = ft.in_update(step, k0, col_tiles == 0);
-  const T* src = (fresh ? ft.a : L) + lay.origin(b);  // the tile's entries before the update
-  // Runs product() once per panel p_begin..k0, with that panel's slices in pi / pj and
-  // the next panel's loads in flight.
-  const auto each_panel = [&](auto&& product) {
-    for (int p0 = p_begin; p0 <= k0; p0 += kPanel) {
-      if (p0 != p_begin) __syncthreads();  // the previous slices are consumed
-      slices.template store<PITCH>(pi, pj);
-      __syncthreads();
-      if (p0 < k0) slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p0 + kPanel);
-      product();
-    }
-  };
-  if constexpr (kMma) {
-    const DmmaWarpTile wt;
-    const bool idle = i0 == j0 && wt.above_diagonal();
-    double acc[2][4][2] = {};
-    each_panel([&] {
-      if (!idle) dmma_panel(acc, wt, pi, pj);
-    });
-    if (idle) return;
-    // Offset of entry (a, c, e) of the warp tile in the matrix, -1 unless it is in the
-    // matrix, below c_end and on or below the diagonal.
-    const auto at = [&](int a, int c, int e) {
-      const int i = i0 + dmma_row(wt, a), j = j0 + dmma_col(wt, c, e);
-      return i < n && j < c_end && j <= i ? i * n + j : -1;
-    };
-    int off[2][4][2];
-    double cur[2][4][2];
-#pragma unroll
-    for (int a = 0; a < 2; ++a)
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          off[a][c][e] = at(a, c, e);
-          cur[a][c][e] = off[a][c][e] >= 0 ? src[off[a][c][e]] : 0.0;
-        }
-#pragma unroll
-    for (int a = 0; a < 2; ++a)
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-#pragma unroll
-        for (int e = 0; e < 2; ++e)
-          if (off[a][c][e] >= 0) m[off[a][c][e]] = cur[a][c][e] - acc[a][c][e];
-  } else {
-    // Thread (tr, tc) owns rows tr + 16a and columns tc + 16b: strided ownership keeps
-    // the shared-memory reads of a warp on distinct rows.
-    const int tr = threadIdx.x / 16, tc = threadIdx.x % 16;
-    T acc[TS][TS];
-#pragma unroll
-    for (int a = 0; a < TS; ++a)
-#pragma unroll
-      for (int c = 0; c < TS; ++c) acc[a][c] = T(0);
-    const int ct = (i0 + tr) * n + j0 + tc;  // this thread's first entry of the tile
-    const int ci = n - i0 - tr, cj = c_end - j0 - tc, cd = i0 + tr - j0 - tc;
-    // Entry (a, c) of the thread is in the matrix, below c_end and on or below the diagonal.
-    const auto owned = [&](int a, int c) {
-      return 16 * a < ci && 16 * c < cj && 16 * c <= cd + 16 * a;
-    };
-    each_panel([&] {
-#pragma unroll 8
-      for (int p = 0; p < kPanel; ++p) {
-        T li[TS], lj[TS];
-#pragma unroll
-        for (int a = 0; a < TS; ++a) {
-          li[a] = pi[(tr + 16 * a) * PITCH + p];
-          lj[a] = pj[(tc + 16 * a) * PITCH + p];
-        }
-#pragma unroll
-        for (int a = 0; a < TS; ++a)
-#pragma unroll
-          for (int c = 0; c < TS; ++c) acc[a][c] += mul_conj(li[a], lj[c]);
-      }
-    });
-    T cur[TS][TS];
-#pragma unroll
-    for (int a = 0; a < TS; ++a)
-#pragma unroll
-      for (int c = 0; c < TS; ++c) cur[a][c] = owned(a, c) ? src[ct + 16 * a * n + 16 * c] : T(0);
-#pragma unroll
-    for (int a = 0; a < TS; ++a)
-#pragma unroll
-      for (int c = 0; c < TS; ++c)
-        if (owned(a, c)) m[ct + 16 * a * n + 16 * c] = cur[a][c] - acc[a][c];
   }
 }
 

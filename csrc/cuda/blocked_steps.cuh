@@ -1,0 +1,44 @@
+// Where the blocked family's kernels (potrf_kernels.cuh, blocked_update.cuh) find
+// their matrix and panel in a step of the launch sequence (launch_blocked_layout), and
+// where they read the entries no launch has touched yet.
+#pragma once
+
+#include "cuda/potrf_block.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+// Each kernel finds its matrix through a Layout (batch_layout.cuh); the panel kernels
+// get the step of the launch sequence and skip matrices that are not at a panel of
+// theirs in that step.
+template <typename Layout>
+__device__ __forceinline__ bool panel_of(const Layout& lay, int64_t b, int step, int& n,
+                                         int& k0) {
+  if (!lay.mine(b) || !lay.valid(b)) return false;
+  n = lay.size(b);
+  k0 = (step - lay.first_step(b)) * kPanel;
+  return k0 >= 0 && k0 < n;
+}
+
+// Where the blocked kernels read the entries that no launch has touched yet, when no
+// init pass copied A to L (lower factors): A, which has L's layout, plus the group size
+// and step count of the launch sequence (launch_blocked_layout). A matrix's first step
+// (its panel at k0 = 0, panel_of) reads its diagonal block and panel from A, and so does
+// the update after it; the update after the last panel of its first group (aligned to
+// launch steps) is the first to reach the columns past that group. a == nullptr:
+// everything is read from L.
+template <typename T>
+struct FirstTouch {
+  const T* a = nullptr;
+  int group = 1, steps = 0;
+  __device__ __forceinline__ bool at_start(int k0) const { return a && k0 == 0; }
+  __device__ __forceinline__ bool in_update(int step, int k0, bool full) const {
+    if (!a) return false;
+    const int s0 = step - k0 / kPanel;                    // the matrix's first step
+    const int ge = min(steps, (s0 / group + 1) * group);  // end of its group
+    return k0 == 0 || (full && step == ge - 1);
+  }
+};
+
+}  // namespace cuda
+}  // namespace batchchol
