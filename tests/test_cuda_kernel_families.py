@@ -196,7 +196,7 @@ def test_blocked_writes_every_entry(monkeypatch, dtype):
     # touch reads A, the diagonal and panel kernels write the zeros above the diagonal
     # and info starts in the first diagonal kernel.
     monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", "blocked")
-    for group in ("1", "2", "4"):
+    for group in ("1", "2", "3", "4"):
         monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", group)
         for n in (33, 96, 130, 257):
             A = make_spd((5,), n, dtype, "cuda", cond=100.0)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <type_traits>
 
 #include "cuda/launch_utils.h"
 #include "cuda/potrf_kernels.cuh"
@@ -69,15 +70,23 @@ void launch_left_layout(const T* A, T* L, int* info, int64_t batch, Layout lay, 
 
 // Panels per group of the blocked family's two-level update (blocked_update_kernel):
 // BATCHCHOL_BLOCKED_GROUP (a tuning switch, read at every call; 1..8, which keeps the
-// strip updates' grid within blocked_fits' tile count), else the table.
-inline int blocked_group_panels(int max_n) {
+// strip updates' grid within blocked_fits' tile count), else the table. Larger groups
+// cut the passes over the trailing matrix but lengthen the rank-32 strip updates.
+template <typename T>
+int blocked_group_panels(int max_n) {
   if (const char* env = std::getenv("BATCHCHOL_BLOCKED_GROUP"))
     return std::clamp(std::atoi(env), 1, 8);
-  // H100, 2026-11-23 (kernel times per group size, benchmarks/KERNEL-NOTES.md, tenth
-  // round): float64 n = 256, 10,000 matrices: 1 / 2 / 4 / 8 panels 15.9 / 13.8 / 14.4 /
-  // 16.1 ms; n = 512, 2,000: 18.8 / 14.8 / 14.4 / 16.2; float32 n = 512: 11.7 / 9.4 /
-  // 9.3 / 10.3 (one panel per group was the single-level update). Larger groups cut the
-  // passes over the trailing matrix but lengthen the rank-32 strip updates.
+  // H200, 2026-11-25 (kernel times per group size of 2 / 3 / 4 panels, with a matrix's
+  // update tiles adjacent in the grid; benchmarks/KERNEL-NOTES.md, twenty-fifth round):
+  // float64 n = 224, 10,000 matrices: 7.21 / 6.61 / 7.19 ms; 256: 8.88 / 9.02 / 9.18;
+  // 320, 4,000: 6.13 / 6.17 / 6.23; 384: 9.45 / 9.37 / 9.50; 448, 2,000: 7.13 / 6.97 /
+  // 7.06; 512: 9.76 / 9.46 / 9.56; float32 384, 448, 512: 4 best (512: 7.26 / 7.29 /
+  // 7.18). Earlier (H100, tenth and eleventh rounds, the batch outermost in the grid):
+  // 2 up to n = 256, 4 beyond.
+  if constexpr (std::is_same_v<T, double>) {
+    if (max_n > 192 && max_n <= 224) return 3;  // seven panel steps
+    return max_n <= 320 ? 2 : 3;
+  }
   return max_n <= 256 ? 2 : 4;
 }
 
@@ -116,7 +125,7 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
                            bool upper, cudaStream_t stream) {
   constexpr int tile = update_tile<T>();
   const int steps = (max_n + kPanel - 1) / kPanel;
-  const int group = blocked_group_panels(max_n);
+  const int group = blocked_group_panels<T>(max_n);
   const FirstTouch<T> ft{upper ? nullptr : A, group, steps};
   if (upper) {
     blocked_init_kernel<T><<<batch, 256, 0, stream>>>(A, L, info, lay, upper);
