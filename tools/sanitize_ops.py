@@ -2,6 +2,7 @@
 
     compute-sanitizer --tool memcheck python tools/sanitize_ops.py
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --quick
+    compute-sanitizer --tool racecheck python tools/sanitize_ops.py --blocked-only --quick
 """
 
 import argparse
@@ -23,6 +24,8 @@ def main():
     ap.add_argument("--ragged-only", action="store_true", help="only the vbatched ops")
     ap.add_argument("--wide-posv-only", action="store_true", help="only wide_posv_workload")
     ap.add_argument("--warp-posv-only", action="store_true", help="only warp_posv_workload")
+    ap.add_argument("--blocked-only", action="store_true",
+                    help="only blocked_workload (with --quick: float32 / float64, n = 130, 300)")
     args = ap.parse_args()
     ops = torch.ops.batchchol
     sizes = [1, 3, 4, 8, 16, 17, 32, 33, 48, 64, 65, 100, 128, 200, 300] if not args.quick else [3, 17, 32, 40, 64, 100, 200]
@@ -39,6 +42,10 @@ def main():
         return
     if args.warp_posv_only:
         warp_posv_workload()
+        print("sanitize workload done")
+        return
+    if args.blocked_only:
+        blocked_workload(args.quick)
         print("sanitize workload done")
         return
     for dtype in dtypes:
@@ -166,6 +173,39 @@ def families_workload(dtypes):
                     ops.potrf(A, upper)
         torch.cuda.synchronize()
     os.environ.pop("BATCHCHOL_POTRF_KERNEL")
+
+
+def blocked_workload(quick):
+    """The blocked family forced at orders of several panel steps and update groups (a
+    failing minor at n = 200), and the ragged families that launch it (greedy, lazy,
+    binned). --quick (racecheck's pace): float32 and float64 at n = 130 and 300 only."""
+    import os
+
+    from torch_batchchol import ragged
+
+    ops = torch.ops.batchchol
+    real = [torch.float32, torch.float64]
+    dtypes = real if quick else real + [torch.complex64, torch.complex128]
+    os.environ["BATCHCHOL_POTRF_KERNEL"] = "blocked"
+    for dtype in dtypes:
+        for n in (130, 300) if quick else (70, 130, 200, 300, 520):
+            A = random_spd((2 if quick else 3,), n, dtype)
+            if n == 200:
+                A[1, 150, 150] = -1.0
+            for upper in (False, True):
+                ops.potrf(A, upper)
+        torch.cuda.synchronize()
+    os.environ.pop("BATCHCHOL_POTRF_KERNEL")
+    if quick:
+        return
+    for dtype in real:
+        r = ragged.pack([random_spd((), n, dtype) for n in (5, 300, 1, 130, 70, 257, 0, 64, 200)])
+        for fam in ("greedy", "lazy", "binned"):
+            os.environ["BATCHCHOL_VBATCHED_KERNEL"] = fam
+            for upper in (False, True):
+                ops.potrf_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), 300, upper)
+        torch.cuda.synchronize()
+    os.environ.pop("BATCHCHOL_VBATCHED_KERNEL")
 
 
 def ragged_workload(dtypes, quick):
