@@ -1,8 +1,8 @@
 // The blocked family's trailing update (blocked_update_kernel): L22 -= L21 L21^H over
 // 64 x 64 tiles (32 x 32 for 16-byte types), the slices of L21 staged through shared
-// memory. The products run on the MMAs in float64 (update_dmma.cuh), on the FMA pipes
-// from k-major slices in float32 (update_fma.cuh), and on the FMA pipes from row-major
-// slices for the complex types.
+// memory. The products run on the MMAs in float64 on sm_80 and later (update_dmma.cuh),
+// on the FMA pipes from k-major slices in float32 (update_fma.cuh), and on the FMA pipes
+// from row-major slices otherwise (complex types; float64 below sm_80).
 #pragma once
 
 #include "cuda/batch_layout.cuh"
@@ -70,7 +70,7 @@ struct UpdateSlices {
 // b_first + l / tiles, slot y = l % tiles (launch_blocked_update): col_tiles = 0: y
 // enumerates the tiles of the lower triangle; otherwise (row tile, column tile) of a
 // strip col_tiles tiles wide. TS x TS outputs per thread on the FMA path; float64 runs
-// the products on the MMAs instead (update_dmma.cuh: 16 x 32 outputs per warp). The
+// the products on the MMAs instead from sm_80 (update_dmma.cuh: 16 x 32 outputs per warp). The
 // loads of the next panel's slices are in flight during this panel's products, and the
 // tile of L22 is read whole before it is written (a load, a store, the next load:
 // float32 n = 512 took 6.8 ms for the first update of 2,000 matrices, 12% of the memory

@@ -17,8 +17,8 @@ namespace batchchol {
 namespace cuda {
 
 // Whether a family can serve matrices up to order max_n: the shared kernel holds the
-// largest matrix in shared memory; the blocked family's tile count per matrix stays
-// within 65535, which keeps n^2 within the update's 32-bit offsets.
+// largest matrix in shared memory; the blocked family's bound on its tile count per
+// matrix (65535) bounds n (n^2 < 2^31: the update's 32-bit offsets).
 template <typename T>
 bool shared_fits(int max_n) {
   return sizeof(T) * static_cast<size_t>(max_n) * smem_pitch(max_n) <= max_dynamic_smem();
@@ -69,8 +69,8 @@ void launch_left_layout(const T* A, T* L, int* info, int64_t batch, Layout lay, 
 }
 
 // Panels per group of the blocked family's two-level update (blocked_update_kernel):
-// BATCHCHOL_BLOCKED_GROUP (a tuning switch, read at every call; 1..8, which keeps the
-// strip updates' grid within blocked_fits' tile count), else the table. Larger groups
+// BATCHCHOL_BLOCKED_GROUP (a tuning switch, read at every call; clamped to 1..8, which
+// bounds the strip updates' width), else the table. Larger groups
 // cut the passes over the trailing matrix but lengthen the rank-32 strip updates.
 template <typename T>
 int blocked_group_panels(int max_n) {
@@ -102,7 +102,8 @@ void launch_blocked_update(FirstTouch<T> ft, T* L, int64_t batch, Layout lay, in
   const int64_t chunk = std::numeric_limits<int32_t>::max() / tiles;
   for (int64_t b0 = 0; b0 < batch; b0 += chunk) {
     const int64_t count = std::min(chunk, batch - b0);
-    blocked_update_kernel<T><<<count * tiles, kUpdateThreads, 0, stream>>>(
+    // count * tiles <= INT32_MAX, within grid.x's limit.
+    blocked_update_kernel<T><<<static_cast<unsigned>(count * tiles), kUpdateThreads, 0, stream>>>(
         ft, L, lay, step, rank_panels, col_span, col_tiles, tiles, b0);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
