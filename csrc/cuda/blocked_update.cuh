@@ -111,7 +111,8 @@ __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
   if (i0 >= n || j0 >= c_end) return;  // past this matrix or strip (uniform over the block)
   T* m = L + lay.origin(b);
   const int p_begin = max(0, k0 - (rank_panels - 1) * kPanel);
-  using Slices = std::conditional_t<kKm, KMajorSlices, UpdateSlices<T, TILE>>;
+  using Slices =
+      std::conditional_t<kKm, KMajorSlices<UpdateSlices<T, TILE>>, UpdateSlices<T, TILE>>;
   const int sr = Slices::row(), sc = Slices::col();
   const T* si = m + (i0 + sr) * n + sc;
   const T* sj = m + (j0 + sr) * n + sc;

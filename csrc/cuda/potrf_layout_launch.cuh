@@ -70,8 +70,8 @@ void launch_left_layout(const T* A, T* L, int* info, int64_t batch, Layout lay, 
 
 // Panels per group of the blocked family's two-level update (blocked_update_kernel):
 // BATCHCHOL_BLOCKED_GROUP (a tuning switch, read at every call; clamped to 1..8, which
-// bounds the strip updates' width), else the table. Larger groups
-// cut the passes over the trailing matrix but lengthen the rank-32 strip updates.
+// bounds the strip updates' width), else the table. Larger groups cut the passes over
+// the trailing matrix but lengthen the rank-32 strip updates.
 template <typename T>
 int blocked_group_panels(int max_n) {
   if (const char* env = std::getenv("BATCHCHOL_BLOCKED_GROUP"))

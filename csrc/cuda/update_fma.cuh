@@ -32,32 +32,24 @@ constexpr bool update_uses_kmajor() {
 
 constexpr int kKmRows = 64, kKmPitch = kKmRows + 4;
 
-struct KMajorSlices {
-  static constexpr int kPer = kKmRows * kPanel / 256;
-  float vi[kPer], vj[kPer];
-
+// The slices' staging: the loads of Rows (UpdateSlices<float, 64>: eight entries per
+// thread per slice, rows 8 apart) from this mapping's first entries, stored k-major.
+template <typename Rows>
+struct KMajorSlices : Rows {
+  static_assert(Rows::kPer == kKmRows * kPanel / 256, "eight entries per thread, rows 8 apart");
   static __device__ __forceinline__ int row() {
     return 4 * (threadIdx.x / 128) + threadIdx.x % 4;
   }
-  static __device__ __forceinline__ int col() { return 8 * ((threadIdx.x / 32) % 4) + (threadIdx.x % 32) / 4; }
-
-  // si, sj: m plus the offset of this thread's entry (row(), col()) in each slice's rows
-  // (i0 or j0); ri, rj: rows left in the matrix from there. 32-bit offsets as in
-  // UpdateSlices.
-  __device__ __forceinline__ void load(const float* si, const float* sj, int ri, int rj, int n,
-                                       int p0) {
-#pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      vi[u] = 8 * u < ri ? si[8 * u * n + p0] : 0.f;
-      vj[u] = 8 * u < rj ? sj[8 * u * n + p0] : 0.f;
-    }
+  static __device__ __forceinline__ int col() {
+    return 8 * ((threadIdx.x / 32) % 4) + (threadIdx.x % 32) / 4;
   }
-  __device__ __forceinline__ void store(float* pi, float* pj) const {
+  template <typename T>
+  __device__ __forceinline__ void store(T* pi, T* pj) const {
     const int at = col() * kKmPitch + row();
 #pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      pi[at + 8 * u] = vi[u];
-      pj[at + 8 * u] = vj[u];
+    for (int u = 0; u < Rows::kPer; ++u) {
+      pi[at + 8 * u] = this->vi[u];
+      pj[at + 8 * u] = this->vj[u];
     }
   }
 };
