@@ -2,7 +2,8 @@
 size dispatch would pick: BATCHCHOL_POTRF_KERNEL forces a potrf family (the library
 reads it at every call; a family that cannot serve n falls back to the default), and
 BATCHCHOL_WARP_P32 / BATCHCHOL_POSV_FUSED_MAX_K switch the warp family's variants and
-BATCHCHOL_BLOCKED_GROUP the blocked family's update grouping."""
+BATCHCHOL_BLOCKED_GROUP / BATCHCHOL_BLOCKED_LEFT the blocked family's update grouping and
+whether a group's later panels are updated left-looking."""
 
 import pytest
 import torch
@@ -145,16 +146,19 @@ def test_family_subnormal_scaled(family, dtype, e, rel, upper):
         assert_close_rel(Ls * 2.0 ** -e, L, bound, f"n = {n}, posv L")
 
 
+@pytest.mark.parametrize("left", ["0", "1"])
 @pytest.mark.parametrize("group", ["1", "3", "8"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
 @pytest.mark.parametrize("upper", [False, True])
-def test_blocked_update_groups(monkeypatch, group, dtype, upper):
+def test_blocked_update_groups(monkeypatch, left, group, dtype, upper):
     # Panels per group of the blocked family's two-level update: 1 is the single-level
     # update, 3 leaves a partial group at the end of most orders here, 8 is wider than
-    # the smaller matrices. The failing minor sits inside, at the edge of and after a
-    # group, and at the last entry.
+    # the smaller matrices; a group's later panels updated by rank-32 strips or
+    # left-looking (complex types: strips either way). The failing minor sits inside,
+    # at the edge of and after a group, and at the last entry.
     monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", "blocked")
     monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", group)
+    monkeypatch.setenv("BATCHCHOL_BLOCKED_LEFT", left)
     for n, m in ((65, 40), (130, 97), (257, 193), (300, 300)):
         A = make_spd((3,), n, dtype, "cuda", cond=100.0)
         A[1, m - 1, m - 1] = -1.0
@@ -190,12 +194,15 @@ def test_family_writes_every_entry(family, dtype, upper):
         _factor_ok(A, L, info, upper)
 
 
+@pytest.mark.parametrize("left", ["0", "1"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_blocked_writes_every_entry(monkeypatch, dtype):
+def test_blocked_writes_every_entry(monkeypatch, left, dtype):
     # Dense lower factors of the blocked family have no init pass: each entry's first
-    # touch reads A, the diagonal and panel kernels write the zeros above the diagonal
-    # and info starts in the first diagonal kernel.
+    # touch reads A (in left mode a group's later panels in the matrix's first group
+    # too), the diagonal and panel kernels write the zeros above the diagonal and info
+    # starts in the first diagonal kernel.
     monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", "blocked")
+    monkeypatch.setenv("BATCHCHOL_BLOCKED_LEFT", left)
     for group in ("1", "2", "3", "4"):
         monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", group)
         for n in (33, 96, 130, 257):

@@ -66,14 +66,17 @@ def test_potrf_vbatched_cuda_families(monkeypatch, family, dtype, sizes, upper):
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("family", ["lazy", "binned", "greedy"])
+@pytest.mark.parametrize("left", ["0", "1"])
 @pytest.mark.parametrize("group", ["1", "3"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_potrf_vbatched_cuda_blocked_groups(monkeypatch, family, group, dtype):
+def test_potrf_vbatched_cuda_blocked_groups(monkeypatch, family, left, group, dtype):
     # The blocked launches' update groups are aligned to launch steps, not to each
     # matrix's first panel (the lazy layouts start small matrices late): with groups of
-    # 3 every matrix here starts inside a group somewhere.
+    # 3 every matrix here starts inside a group somewhere, and in left mode its first
+    # group's later panels read A.
     monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
     monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", group)
+    monkeypatch.setenv("BATCHCHOL_BLOCKED_LEFT", left)
     c = RaggedCase([300, 1, 65, 257, 33, 130, 96, 0, 200], dtype, "cuda")
     for upper in (False, True):
         L, info = ops.potrf_vbatched(c.A, c.n, c.offsets, None, upper)
@@ -85,13 +88,15 @@ def test_potrf_vbatched_cuda_blocked_groups(monkeypatch, family, group, dtype):
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("family", ["lazy", "binned", "greedy"])
+@pytest.mark.parametrize("left", ["0", "1"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_potrf_vbatched_cuda_blocked_writes_every_entry(monkeypatch, family, dtype):
+def test_potrf_vbatched_cuda_blocked_writes_every_entry(monkeypatch, family, left, dtype):
     # Lower factors of the blocked launches have no init pass: each entry's first touch
     # reads A, and info starts at each matrix's first step. The output gets the memory
     # of a tensor that held NaN (more than 1 MB: the caching allocator's large pool), so
     # an entry left unwritten shows up; with max_n given the metadata stays on the GPU.
     monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
+    monkeypatch.setenv("BATCHCHOL_BLOCKED_LEFT", left)
     c = RaggedCase([512, 1, 65, 257, 33, 130, 96, 0, 200], dtype, "cuda")
     for max_n in (None, 512):
         n, off = (c.n, c.offsets) if max_n is None else (c.n.cuda(), c.offsets.cuda())

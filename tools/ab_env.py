@@ -3,11 +3,13 @@
     ZZ_VARIANT is read by a temporary switch in the launcher under test, e.g.
         if (std::getenv("ZZ_VARIANT") != nullptr) return launch(new_kernel, ...);
     python3 tools/ab_env.py ZZ_VARIANT potrf:float64:32 posv:float32:64 --rounds 4
+    python3 tools/ab_env.py BATCHCHOL_BLOCKED_LEFT potrf:float32:512 --arms 0,1
 
 Each case is op:dtype:n with op potrf (lower) or posv (posv_solve, one right-hand side),
 bench_fixed's batch and inputs. The two arms alternate for --rounds rounds (CUDA events,
 benchmarks/common.median_ms each), so the machine's drift hits both alike; the table
-shows the best round of each arm (lower factor; "old": switch unset, "new": set) and whether both
+shows the best round of each arm (lower factor; "old": switch unset, "new": set to 1, or the
+two values of --arms) and whether both
 arms' outputs agree bit for bit, for the lower and the upper factor. Device-host timing
 differs between machines of one kind by more than most changes: compare arms of one run.
 """
@@ -34,14 +36,21 @@ def calls(op, A, upper):
     return lambda: ops.posv_solve(A, b, upper)
 
 
-def same_outputs(var, fn):
-    """Whether fn's outputs with the switch unset and set agree bit for bit (NaN too)."""
-    first = fn()
-    os.environ[var] = "1"
+def with_env(var, value, fn):
+    """fn() with var set to value (None: unset), restored afterwards."""
+    if value is None:
+        return fn()
+    os.environ[var] = value
     try:
-        second = fn()
+        return fn()
     finally:
         del os.environ[var]
+
+
+def same_outputs(var, arms, fn):
+    """Whether fn's outputs under the two arms agree bit for bit (NaN too)."""
+    first = with_env(var, arms[0], fn)
+    second = with_env(var, arms[1], fn)
     return all(torch.equal(x.nan_to_num(7.0), y.nan_to_num(7.0)) for x, y in zip(first, second))
 
 
@@ -50,7 +59,12 @@ def main():
     ap.add_argument("var", help="the environment variable the switch reads")
     ap.add_argument("cases", nargs="+", help="op:dtype:n (op: potrf | posv)")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--arms", default=None,
+                    help="OLD,NEW: the switch's values for the two arms (default: unset, 1)")
     args = ap.parse_args()
+    arms = tuple(args.arms.split(",")) if args.arms else (None, "1")
+    if len(arms) != 2:
+        sys.exit("--arms takes two values, OLD,NEW")
     if args.var in os.environ:
         sys.exit(f"unset {args.var} first: the script sets it for the 'new' arm")
     dev = torch.device("cuda")
@@ -67,11 +81,11 @@ def main():
         batch = default_batch(op, n, dtype)
         A = make_spd(batch, n, dtype, dev)
         lower, upper = calls(op, A, False), calls(op, A, True)
-        same = (same_outputs(args.var, lower), same_outputs(args.var, upper))
+        same = (same_outputs(args.var, arms, lower), same_outputs(args.var, arms, upper))
         old, new = [], []
         for _ in range(args.rounds):
-            old.append(common.median_ms(lower))
-            new.append(common.median_ms_with_env({args.var: "1"}, lower))
+            old.append(with_env(args.var, arms[0], lambda: common.median_ms(lower)))
+            new.append(with_env(args.var, arms[1], lambda: common.median_ms(lower)))
         nbytes, _ = cost(op, n, 1, A.element_size())
         roof_ms = nbytes * batch / bw * 1e3
         print(f"{case:22s} {batch:8d} {min(old):9.4f} {min(new):9.4f} {min(old) / min(new):8.3f} "

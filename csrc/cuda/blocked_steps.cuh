@@ -27,16 +27,35 @@ __device__ __forceinline__ bool panel_of(const Layout& lay, int64_t b, int step,
 // the update after it; the update after the last panel of its first group (aligned to
 // launch steps) is the first to reach the columns past that group. a == nullptr:
 // everything is read from L.
+//
+// `left`: the panels of a group after its first are brought up to date left-looking, by
+// the diagonal and panel kernels of their own step (prior_panels), instead of by a
+// rank-32 strip update after each panel. A panel's entries are then untouched until its
+// own step in the matrix's first group, where those kernels read them from A.
 template <typename T>
 struct FirstTouch {
   const T* a = nullptr;
   int group = 1, steps = 0;
+  bool left = false;
   __device__ __forceinline__ bool at_start(int k0) const { return a && k0 == 0; }
+  // The end of the launch group that holds the matrix's first step (groups are aligned
+  // to launch steps, so a lazily started matrix's first group may be short).
+  __device__ __forceinline__ int first_group_end(int step, int k0) const {
+    const int s0 = step - k0 / kPanel;
+    return min(steps, (s0 / group + 1) * group);
+  }
+  // Whether the diagonal and panel kernels of this step read their panel from A.
+  __device__ __forceinline__ bool panel_fresh(int step, int k0) const {
+    return a && (left ? step < first_group_end(step, k0) : k0 == 0);
+  }
   __device__ __forceinline__ bool in_update(int step, int k0, bool full) const {
     if (!a) return false;
-    const int s0 = step - k0 / kPanel;                    // the matrix's first step
-    const int ge = min(steps, (s0 / group + 1) * group);  // end of its group
-    return k0 == 0 || (full && step == ge - 1);
+    return k0 == 0 || (full && step == first_group_end(step, k0) - 1);
+  }
+  // Panels of this step's group (from the matrix's first) before this step's panel,
+  // whose update of it the diagonal and panel kernels apply in left mode.
+  __device__ __forceinline__ int prior_panels(int step, int k0) const {
+    return left ? min(k0 / kPanel, step % group) : 0;
   }
 };
 

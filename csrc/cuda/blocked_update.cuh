@@ -63,10 +63,11 @@ struct UpdateSlices {
 // Trailing SYRK after the panel of `step`: L22 -= L21 L21^H over TILE x TILE tiles of
 // the lower triangle from row and column t0 = k0 + 32, with L21 the columns of the
 // last `rank_panels` panels (those before column 0 left out) and only columns below
-// t0 + col_span written. Blocked right-looking in two levels (launch_blocked_layout):
-// a rank-32 update of the next panels' columns after each panel, and every few panels
-// one update of the rest with all of them, so that the trailing matrix goes through
-// memory once per group of panels instead of once per panel. Block l works on matrix
+// t0 + col_span written. Blocked in two levels (launch_blocked_layout): within a group
+// of panels left-looking (blocked_left.cuh) or by a rank-32 update of the next panels'
+// columns after each panel (strips), and every few panels one update of the rest with
+// all of them, so that the trailing matrix goes through memory once per group of
+// panels instead of once per panel. Block l works on matrix
 // b_first + l / tiles, slot y = l % tiles (launch_blocked_update): col_tiles = 0: y
 // enumerates the tiles of the lower triangle; otherwise (row tile, column tile) of a
 // strip col_tiles tiles wide. TS x TS outputs per thread on the FMA path; float64 runs

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "cuda/batch_layout.cuh"
+#include "cuda/blocked_left.cuh"
 #include "cuda/potrf_block.cuh"
 #include "cuda/tile_chol.cuh"
 #include "cuda/blocked_update.cuh"
@@ -163,9 +164,12 @@ __global__ void __launch_bounds__(32 * diag_warps<T>())
     blocked_diag_kernel(FirstTouch<T> ft, T* __restrict__ L, int* __restrict__ info,
                         int64_t batch, Layout lay, int step) {
   constexpr int PITCH = kPanel + 1;
-  __shared__ __align__(16) unsigned char raw[sizeof(T) * diag_warps<T>() * kPanel * PITCH];
+  // A warp's buffer: the block at pitch 33, or the left-looking update's transposed
+  // panel at left_w_pitch (real types).
+  constexpr int kWarpBuf = kPanel * (std::is_floating_point_v<T> ? left_w_pitch<T>() : PITCH);
+  __shared__ __align__(16) unsigned char raw[sizeof(T) * diag_warps<T>() * kWarpBuf];
   const int lane = threadIdx.x & 31;
-  T* s = reinterpret_cast<T*>(raw) + (threadIdx.x / 32) * kPanel * PITCH;
+  T* s = reinterpret_cast<T*>(raw) + (threadIdx.x / 32) * kWarpBuf;
   const int64_t b = static_cast<int64_t>(blockIdx.x) * diag_warps<T>() + threadIdx.x / 32;
   int n, k0;
   if (b >= batch) return;  // whole warps
@@ -174,16 +178,20 @@ __global__ void __launch_bounds__(32 * diag_warps<T>())
       info[b] = lay.initial_info(b);
     return;
   }
-  const bool fresh = ft.at_start(k0);
+  const bool fresh = ft.at_start(k0);  // info starts here
   const int nb = min(kPanel, n - k0);
   const int64_t off = lay.origin(b) + static_cast<int64_t>(k0) * n + k0;
-  const T* in = (fresh ? ft.a : L) + off;
+  const T* in = (ft.panel_fresh(step, k0) ? ft.a : L) + off;
   for (int r = 0; r < nb; ++r) s[r * PITCH + lane] = lane <= r ? in[int64_t(r) * n + lane] : T(0);
   __syncwarp();
   // Rows past nb: identity (they factor to themselves and never touch rows < nb).
   T a[kPanel];
 #pragma unroll
   for (int j = 0; j < kPanel; ++j) a[j] = lane < nb ? s[lane * PITCH + j] : T(j == lane ? 1 : 0);
+  if constexpr (std::is_floating_point_v<T>) {  // left mode is for real types
+    if (const int prior = ft.prior_panels(step, k0); prior > 0)
+      diag_left_update(a, s, L + lay.origin(b), n, k0, nb, prior);
+  }
   int inf;
   if constexpr (std::is_floating_point_v<T>) {
     __syncwarp();  // the rows are read before the chain's column buffer overwrites them
@@ -224,13 +232,17 @@ constexpr int panel_rows() {
 // entry), against L11 transposed, with the reciprocals of its diagonal. Without an init
 // pass (ft) a matrix's first step reads its rows from A, and every block writes the
 // zeros of the mirrored strip above the diagonal (rows k0..k0 + 31 of its rows'
-// columns).
+// columns). In left mode (ft.left, real types) the rows first take the products with
+// the group's earlier panels (panel_left_update), and L11 is read after them into the
+// buffer that held W.
 template <typename T, typename Layout>
 __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
     blocked_panel_kernel(FirstTouch<T> ft, T* __restrict__ L, Layout lay, int step) {
   constexpr int ROWS = panel_rows<T>(), PITCH = kPanel + 1;
-  // Raw storage: c10::complex has a constructor, which __shared__ arrays forbid.
-  __shared__ __align__(16) unsigned char lt_raw[sizeof(T) * kPanel * kPanel];
+  // Raw storage: c10::complex has a constructor, which __shared__ arrays forbid. lt_raw
+  // also holds W^T of the left-looking update, before L11.
+  constexpr int kLtElems = std::is_floating_point_v<T> ? kPanel * left_w_pitch<T>() : kPanel * kPanel;
+  __shared__ __align__(16) unsigned char lt_raw[sizeof(T) * kLtElems];
   __shared__ __align__(16) unsigned char xs_raw[sizeof(T) * ROWS * PITCH];
   // lt[j * 32 + q] = L11(q, j) for q > j, and 1 / L11(j, j) at q = j.
   T* lt = reinterpret_cast<T*>(lt_raw);
@@ -242,18 +254,23 @@ __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
   if (r0 >= n) return;  // uniform over the block
   const int rows = min(ROWS, n - r0);
   T* m = L + lay.origin(b);
-  for (int e = threadIdx.x; e < kPanel * kPanel; e += ROWS) {
-    const int q = e / kPanel, j = e % kPanel;
-    if (j < q) lt[j * kPanel + q] = m[static_cast<int64_t>(k0 + q) * n + k0 + j];
-    if (j == q) {
-      lt[j * (kPanel + 1)] = T(real_t<T>(1) / real_(m[static_cast<int64_t>(k0 + q) * n + k0 + j]));
+  const auto fill_lt = [&] {
+    for (int e = threadIdx.x; e < kPanel * kPanel; e += ROWS) {
+      const int q = e / kPanel, j = e % kPanel;
+      if (j < q) lt[j * kPanel + q] = m[static_cast<int64_t>(k0 + q) * n + k0 + j];
+      if (j == q) {
+        lt[j * (kPanel + 1)] = T(real_t<T>(1) / real_(m[static_cast<int64_t>(k0 + q) * n + k0 + j]));
+      }
     }
-  }
+  };
+  const int prior = ft.prior_panels(step, k0);
+  if (prior == 0) fill_lt();  // its loads overlap the rows'
+
   // Thread t copies column t % 32 of rows t / 32 + i ROWS / 32.
   constexpr int kStride = ROWS / kPanel;
   const int c = threadIdx.x % kPanel, rr = threadIdx.x / kPanel;
   const int64_t seg = static_cast<int64_t>(r0) * n + k0 + c;
-  const T* src = (ft.at_start(k0) ? ft.a + lay.origin(b) : m) + seg;
+  const T* src = (ft.panel_fresh(step, k0) ? ft.a + lay.origin(b) : m) + seg;
   if constexpr (std::is_floating_point_v<T>) {
     // All 32 loads in flight before the first store: with the loop unrolled by 8 the
     // block waited for four round trips to memory (float64 n = 512: 9.88 -> 9.64 ms,
@@ -266,6 +283,18 @@ __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
     }
 #pragma unroll
     for (int i = 0; i < kPanel; ++i) xs[(rr + i * kStride) * PITCH + c] = v[i];
+    if (prior > 0) {  // uniform over the block
+      __syncthreads();
+      T* row = xs + threadIdx.x * PITCH;
+      T x[kPanel];
+#pragma unroll
+      for (int j = 0; j < kPanel; ++j) x[j] = row[j];
+      panel_left_update<T, ROWS>(x, xs, lt, m, n, r0, rows, k0, prior);
+      __syncthreads();  // the last panel's xs and W read
+#pragma unroll
+      for (int j = 0; j < kPanel; ++j) row[j] = x[j];
+      fill_lt();
+    }
   } else {
 #pragma unroll 8
     for (int i = 0; i < kPanel; ++i) {

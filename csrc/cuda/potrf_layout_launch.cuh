@@ -70,10 +70,11 @@ void launch_left_layout(const T* A, T* L, int* info, int64_t batch, Layout lay, 
 
 // Panels per group of the blocked family's two-level update (blocked_update_kernel):
 // BATCHCHOL_BLOCKED_GROUP (a tuning switch, read at every call; clamped to 1..8, which
-// bounds the strip updates' width), else the table. Larger groups cut the passes over
-// the trailing matrix but lengthen the rank-32 strip updates.
+// bounds the strip updates' width), else the table for strip (left = false) or
+// left-looking groups. Larger groups cut the passes over the trailing matrix but
+// lengthen the rank-32 strip updates, or the left-looking updates of the later panels.
 template <typename T>
-int blocked_group_panels(int max_n) {
+int blocked_group_panels(int max_n, bool left) {
   if (const char* env = std::getenv("BATCHCHOL_BLOCKED_GROUP"))
     return std::clamp(std::atoi(env), 1, 8);
   // H200, 2026-11-25 (kernel times per group size of 2 / 3 / 4 panels, with a matrix's
@@ -83,11 +84,35 @@ int blocked_group_panels(int max_n) {
   // 7.06; 512: 9.76 / 9.46 / 9.56; float32 384, 448, 512: 4 best (512: 7.26 / 7.29 /
   // 7.18). Earlier (H100, tenth and eleventh rounds, the batch outermost in the grid):
   // 2 up to n = 256, 4 beyond.
+  // Left-looking groups (H100, 2026-11-25, kernel times at group sizes 2 / 3 / 4 / 6;
+  // KERNEL-NOTES, twenty-sixth round): float64 n = 224, 10,000 matrices: 7.57 / 7.06 /
+  // 7.33 / 8.61 ms; 256: 8.87 / 9.52 / 9.36 / 10.22; 384, 4,000: 9.69 / 9.81 / 9.69 /
+  // 10.54; 512, 2,000: 10.08 / 10.01 / 9.88 / 10.50; float32 384, 4,000: 6.84 / 7.06 /
+  // 6.64 / 6.96; 512: 6.95 / 6.97 / 6.53 / 6.48 (8: 6.62).
   if constexpr (std::is_same_v<T, double>) {
     if (max_n > 192 && max_n <= 224) return 3;  // seven panel steps
-    return max_n <= 320 ? 2 : 3;
+    if (max_n <= 320) return 2;
+    return left ? 4 : 3;
   }
   return max_n <= 256 ? 2 : 4;
+}
+
+// Whether the panels of a group after its first are updated left-looking by their own
+// step's diagonal and panel kernels (FirstTouch::left, blocked_left.cuh) instead of by a
+// rank-32 strip update after each panel: BATCHCHOL_BLOCKED_LEFT = 0 / 1 (a tuning switch,
+// read at every call), else left-looking. Real types only (the panel kernel's W buffer
+// shares L11's, sized for them). H100, 2026-11-25, strips -> left-looking with the same
+// groups (tools/ab_env.py; KERNEL-NOTES, twenty-sixth round): float32 n = 512 7.54 ->
+// 6.62 ms, 384 18.13 -> 15.29; float64 512 10.36 -> 10.12, 384 25.34 -> 23.99, 256
+// 9.68 -> 8.97, 224 7.37 -> 7.18.
+template <typename T>
+bool blocked_left_groups() {
+  if constexpr (!std::is_floating_point_v<T>) {
+    return false;
+  } else {
+    if (const char* env = std::getenv("BATCHCHOL_BLOCKED_LEFT")) return std::atoi(env) != 0;
+    return true;
+  }
 }
 
 // One update launch of `tiles` tile slots per matrix. The grid runs a matrix's tiles
@@ -110,24 +135,28 @@ void launch_blocked_update(FirstTouch<T> ft, T* L, int64_t batch, Layout lay, in
 }
 
 // One launch per 32-wide panel step for the diagonal factor and the panel solve; the
-// trailing update in two levels: after each panel a rank-32 update of the columns up to
-// the end of its group of panels, and after a group's last panel one update of the
-// rest with the whole group. max_n bounds every matrix; a lazy ragged layout's steps
-// must be ceil(max_n / 32). Groups are aligned to steps, not to each matrix's start:
-// the update clamps its panels at column 0.
+// trailing update in two levels: within a group of panels, each panel takes the
+// products with the group's earlier ones (left-looking, in its own step's diagonal and
+// panel kernels; real types), or after each panel a rank-32 update of the columns up
+// to the end of its group (strips: complex types, or BATCHCHOL_BLOCKED_LEFT=0); after a
+// group's last panel one update of the rest with the whole group. max_n bounds every
+// matrix; a lazy ragged layout's steps must be ceil(max_n / 32). Groups are aligned to
+// steps, not to each matrix's start: the updates clamp their panels at column 0.
 //
 // Lower factors skip the init pass (a read of A's lower triangle and a write of all of
 // L before the first panel): each entry's first touch reads A instead of L (FirstTouch:
-// a matrix's first step, and the update that first reaches the columns past its first
-// group), and the diagonal and panel kernels write the zeros above the diagonal. Upper
-// factors (A's upper triangle, read transposed) keep the init pass.
+// a matrix's first step, or with left-looking groups every step of its first group,
+// and the update that first reaches the columns past its first group), and the
+// diagonal and panel kernels write the zeros above the diagonal. Upper factors (A's
+// upper triangle, read transposed) keep the init pass.
 template <typename T, typename Layout>
 void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout lay, int max_n,
                            bool upper, cudaStream_t stream) {
   constexpr int tile = update_tile<T>();
   const int steps = (max_n + kPanel - 1) / kPanel;
-  const int group = blocked_group_panels<T>(max_n);
-  const FirstTouch<T> ft{upper ? nullptr : A, group, steps};
+  const bool left = blocked_left_groups<T>();
+  const int group = blocked_group_panels<T>(max_n, left);
+  const FirstTouch<T> ft{upper ? nullptr : A, group, steps, left};
   if (upper) {
     blocked_init_kernel<T><<<batch, 256, 0, stream>>>(A, L, info, lay, upper);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -149,6 +178,7 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
     const int row_tiles = (rest + tile - 1) / tile;
     const int group_end = std::min(steps, (step / group + 1) * group);
     if (step + 1 < group_end) {
+      if (left) continue;  // the next panels' own steps apply this one
       // The columns of this group's next panels.
       const int span = (group_end - step - 1) * kPanel;
       const int col_tiles = (span + tile - 1) / tile;

@@ -1,0 +1,139 @@
+// The blocked family's left-looking update within a group of panels (FirstTouch::left,
+// real types): before the diagonal and panel kernels of a step factor and solve their
+// 32 columns, they subtract the products with the group's earlier panels,
+// L(rows, p) L(k0 .. k0 + 31, p)^T for p from the group's first panel up to k0.
+//
+// Why: right-looking, every panel of a group but the last was followed by a rank-32
+// strip update of the group's later columns (one launch per panel; each block a 64 x 64
+// tile for 32 k-steps, the strip read and written whole, half of the tiles of the
+// narrowest strips outside it). At float32 n = 512 those launches took about half of
+// the update's time. Left-looking, a panel's entries are read and written once per
+// group, by the kernels that read and write them anyway, and the earlier panels'
+// columns are only read.
+#pragma once
+
+#include <type_traits>
+
+#include "cuda/potrf_block.cuh"
+#include "cuda/tile_chol.cuh"
+
+namespace batchchol {
+namespace cuda {
+
+// Pitch of the panel kernel's staged W^T (entry (p, j) = L(k0 + j, p0 + p)): a multiple
+// of the vector length (16-byte loads of four floats / two doubles along j).
+template <typename T>
+constexpr int left_w_pitch() {
+  return kPanel + (sizeof(T) == 4 ? 4 : 2);
+}
+
+// The diagonal block's update, one warp per matrix: a[j] (row `lane` of the block,
+// columns j <= lane; nb rows in the matrix, the rest identity rows) minus the products
+// of rows k0 + lane and k0 + j over the `prior` panels before k0. s: the warp's buffer
+// of 32 x left_w_pitch, free on entry (a[] already read from it) and left holding the
+// last panel.
+template <typename T>
+__device__ __forceinline__ void diag_left_update(T (&a)[kPanel], T* s, const T* m, int n,
+                                                 int k0, int nb, int prior) {
+  constexpr int WP = left_w_pitch<T>();
+  using Chunk = TileChunk<T>;
+  constexpr int V = Chunk::kLen;
+  const int lane = threadIdx.x & 31;
+  for (int c = prior; c > 0; --c) {
+    const T* src = m + static_cast<int64_t>(k0) * n + (k0 - c * kPanel) + lane;
+    __syncwarp();  // the previous panel (or the block's rows) read
+    // Transposed: s[p * WP + j] = L(k0 + j, p0 + p), so that a lane reads four (two)
+    // of the broadcast entries per 16-byte load; rows past nb are zero, which leaves
+    // the identity rows as they are. Loads in flight in batches of 8 (as many as a[]
+    // leaves registers for in float64).
+#pragma unroll 8
+    for (int r = 0; r < kPanel; ++r) s[lane * WP + r] = r < nb ? src[static_cast<int64_t>(r) * n] : T(0);
+    __syncwarp();
+#pragma unroll 1
+    for (int p = 0; p < kPanel; ++p) {
+      const T o = s[p * WP + lane];
+#pragma unroll
+      for (int q = 0; q < kPanel / V; ++q) {
+        const auto ch = *reinterpret_cast<const typename Chunk::type*>(s + p * WP + q * V);
+#pragma unroll
+        for (int u = 0; u < V; ++u) a[q * V + u] -= o * Chunk::get(ch, u);
+      }
+    }
+  }
+  // Above the diagonal the products are not part of the block (the factor reads only
+  // columns up to each row's pivot, but keep the staged block lower).
+  if (prior > 0) {
+#pragma unroll
+    for (int j = 0; j < kPanel; ++j)
+      if (j > lane) a[j] = T(0);
+  }
+}
+
+// The panel kernel's rows (thread t: row r0 + t of the matrix, x[] its 32 entries of
+// the panel; ROWS threads) minus their products with rows k0..k0 + 31 over the `prior`
+// panels before k0. xs: the block's ROWS x 33 row buffer; w: the W^T buffer (32 x
+// left_w_pitch). Both free on entry (x[] already read) and in use on exit: the caller
+// synchronizes before it reuses them.
+template <typename T, int ROWS>
+__device__ __forceinline__ void panel_left_update(T (&x)[kPanel], T* xs, T* w, const T* m,
+                                                  int n, int r0, int rows, int k0, int prior) {
+  static_assert(std::is_floating_point_v<T>, "left-looking groups are for real types");
+  constexpr int PITCH = kPanel + 1, WP = left_w_pitch<T>(), kStride = ROWS / kPanel;
+  // Loads in flight per batch: all 32 of a thread's entries in float32; in float64
+  // batches of 8 keep x[] and the loads within 128 registers (four blocks per SM).
+  constexpr int kBatch = sizeof(T) == 4 ? 32 : 8;
+  constexpr bool kEarly = sizeof(T) == 4;
+  constexpr int kUnroll = sizeof(T) == 4 ? 2 : 1;
+  using Chunk = TileChunk<T>;
+  constexpr int V = Chunk::kLen;
+  const int c = threadIdx.x % kPanel, rr = threadIdx.x / kPanel;
+  for (int ch = prior; ch > 0; --ch) {
+    const int p0 = k0 - ch * kPanel;
+    // Lane c copies column p0 + c of W's rows rr, rr + kStride, ...: rows k0..k0 + 31
+    // are all in the matrix, since the panel kernel has rows below them.
+    const T* wsrc = m + static_cast<int64_t>(k0) * n + p0 + c;
+    const T* src = m + static_cast<int64_t>(r0) * n + p0 + c;
+    T wv[kPanel / kStride], v[kBatch];
+    const auto load_rows = [&](int h) {
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i) {
+        const int r = rr + (h + i) * kStride;
+        v[i] = r < rows ? src[static_cast<int64_t>(r) * n] : T(0);
+      }
+    };
+    const auto store_rows = [&](int h) {
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i) xs[(rr + (h + i) * kStride) * PITCH + c] = v[i];
+    };
+#pragma unroll
+    for (int i = 0; i < kPanel / kStride; ++i)
+      wv[i] = wsrc[static_cast<int64_t>(rr + i * kStride) * n];
+    // float32: the rows' loads in flight with W's, before the wait for the buffers.
+    if constexpr (kEarly) load_rows(0);
+    __syncthreads();  // xs and w consumed (x[] read, or the previous panel's products)
+#pragma unroll
+    for (int i = 0; i < kPanel / kStride; ++i) w[c * WP + rr + i * kStride] = wv[i];
+    if constexpr (kEarly) store_rows(0);
+#pragma unroll
+    for (int h = kEarly ? kBatch : 0; h < kPanel; h += kBatch) {
+      load_rows(h);
+      store_rows(h);
+    }
+    __syncthreads();
+    const T* own = xs + threadIdx.x * PITCH;
+#pragma unroll kUnroll
+    for (int p = 0; p < kPanel; ++p) {
+      const T o = own[p];
+      const T* wp = w + p * WP;
+#pragma unroll
+      for (int q = 0; q < kPanel / V; ++q) {
+        const auto ch4 = *reinterpret_cast<const typename Chunk::type*>(wp + q * V);
+#pragma unroll
+        for (int u = 0; u < V; ++u) x[q * V + u] -= o * Chunk::get(ch4, u);
+      }
+    }
+  }
+}
+
+}  // namespace cuda
+}  // namespace batchchol
