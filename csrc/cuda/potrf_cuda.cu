@@ -38,7 +38,8 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
 
 // Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh,
 // real dtypes) and registers for small n; wide (float64 33..64, float32 33..128,
-// wide_chol.cuh); tile and tile16 (real dtypes up to 192 / 320, tile_chol.cuh);
+// wide_chol.cuh); tile and tile16 (real dtypes up to 192 / 320, tile_chol.cuh; by
+// default float64 65..128 and float32 129..320);
 // left-looking in one launch or one launch per panel (potrf_left_kernels.cuh); shared
 // and blocked (potrf_kernels.cuh).
 enum class PotrfKernel {
@@ -80,8 +81,8 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
   return false;
 }
 
-// Float64 orders where the blocked family beats the tile families (H100 tuning, below).
-constexpr int kF64BlockedFrom = 129, kF64BlockedTo = 144;
+// Float64 orders from which the blocked family beats the tile families (tuning, below).
+constexpr int kF64BlockedFrom = 129;
 
 // The family used for order n: the tuned table, or BATCHCHOL_POTRF_KERNEL when it names
 // a family that supports n.
@@ -109,15 +110,18 @@ PotrfKernel choose_potrf_kernel(int n) {
   // from 193 (200: 5.22 vs 5.90, 224: 5.11 vs 5.93, 256: 6.38 vs 7.20). Float64 129..144
   // stays with blocked, whose update runs on the MMAs (...-dmma-update-kernel-times.txt:
   // 136: 3.45 vs 4.43 ms for tile16); since the pivots by rsqrt (2026-11-25,
-  // results/h100-2026-11-25-f64-crossover-tune_potrf.txt) tile16 leads from 160 (3.68 vs
-  // 3.92 ms, 192: 4.91 vs 5.58) and ties at 144 (3.67 vs 3.65): its time follows the tile
-  // count (five from 129 to 160), blocked's grows with n. Float32 up to 128 stays with
+  // results/h100-2026-11-25-f64-crossover-tune_potrf.txt) tile16 led from 160 (3.68 vs
+  // 3.92 ms, 192: 4.91 vs 5.58), until the blocked family's left-looking groups
+  // (twenty-sixth round, results/*-2026-11-25-left-*): H100 136 3.34 vs 3.54, 144 3.45
+  // vs 3.58, 160 3.67 vs 3.60 (tile16's one win, 2%), 192 4.73 vs 4.82; H200 168 4.21
+  // vs 4.76, 176 4.25 vs 4.79, 184 4.47 vs 4.84, 192 4.39 vs 4.87. Float64 is blocked
+  // from 129 on. Float32 (tile16 up to 320) keeps tile16: H100 224 4.59 vs 5.39, 256
+  // 5.81 vs 6.24, 320 9.36 vs 10.38 for blocked. Float32 up to 128 stays with
   // wide: at 128 its square-root-free steps run 1.22-1.25 ms, where tile took 1.32 in
   // tune_potrf (in the run in which wide still took 1.45; ...-wide-variants-ab.txt). A
   // device with less shared memory per block than sm_90 falls through to blocked where
   // the tiles do not fit.
-  const bool blocked_range =
-      std::is_same_v<T, double> && n >= kF64BlockedFrom && n <= kF64BlockedTo;
+  const bool blocked_range = std::is_same_v<T, double> && n >= kF64BlockedFrom;
   if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range)
     return tile_warps<T>(n) == 16 ? PotrfKernel::kTile16 : PotrfKernel::kTile;
   // Otherwise the multi-launch blocked family (it also beat shared at every n > 32 on
