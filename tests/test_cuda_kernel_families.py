@@ -156,6 +156,8 @@ def test_blocked_update_groups(monkeypatch, left, group, dtype, upper):
     # the smaller matrices; a group's later panels updated by rank-32 strips or
     # left-looking (complex types: strips either way). The failing minor sits inside,
     # at the edge of and after a group, and at the last entry.
+    if left == "1" and dtype.is_complex:
+        pytest.skip("complex types take the strips in either mode (the left = 0 case)")
     monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", "blocked")
     monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", group)
     monkeypatch.setenv("BATCHCHOL_BLOCKED_LEFT", left)
@@ -203,9 +205,12 @@ def test_blocked_writes_every_entry(monkeypatch, left, dtype):
     # starts in the first diagonal kernel.
     monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", "blocked")
     monkeypatch.setenv("BATCHCHOL_BLOCKED_LEFT", left)
-    for group in ("1", "2", "3", "4"):
-        monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", group)
-        for n in (33, 96, 130, 257):
+    for group in ("1", "2", "3", "4", None):
+        if group is None:  # the table's groups (4 past n = 320, 3 for float64 strips)
+            monkeypatch.delenv("BATCHCHOL_BLOCKED_GROUP")
+        else:
+            monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", group)
+        for n in (33, 96, 130, 257) if group else (385,):
             A = make_spd((5,), n, dtype, "cuda", cond=100.0)
             L, info = _potrf_in_reused_memory(fill_other_triangle(A, False), False)
             _factor_ok(A, L, info, False)

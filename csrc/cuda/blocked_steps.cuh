@@ -24,9 +24,10 @@ __device__ __forceinline__ bool panel_of(const Layout& lay, int64_t b, int step,
 // init pass copied A to L (lower factors): A, which has L's layout, plus the group size
 // and step count of the launch sequence (launch_blocked_layout). A matrix's first step
 // (its panel at k0 = 0, panel_of) reads its diagonal block and panel from A, and so does
-// the update after it; the update after the last panel of its first group (aligned to
-// launch steps) is the first to reach the columns past that group. a == nullptr:
-// everything is read from L.
+// the strip update after it (with strips; in left mode every step of the first group
+// reads its panel from A, and no update runs before the group's end); the update after
+// the last panel of its first group (aligned to launch steps) is the first to reach the
+// columns past that group. a == nullptr: everything is read from L.
 //
 // `left`: the panels of a group after its first are brought up to date left-looking, by
 // the diagonal and panel kernels of their own step (prior_panels), instead of by a

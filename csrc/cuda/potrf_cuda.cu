@@ -115,8 +115,10 @@ PotrfKernel choose_potrf_kernel(int n) {
   // (twenty-sixth round, results/*-2026-11-25-left-*): H100 136 3.34 vs 3.54, 144 3.45
   // vs 3.58, 160 3.67 vs 3.60 (tile16's one win, 2%), 192 4.73 vs 4.82; H200 168 4.21
   // vs 4.76, 176 4.25 vs 4.79, 184 4.47 vs 4.84, 192 4.39 vs 4.87. Float64 is blocked
-  // from 129 on. Float32 (tile16 up to 320) keeps tile16: H100 224 4.59 vs 5.39, 256
-  // 5.81 vs 6.24, 320 9.36 vs 10.38 for blocked. Float32 up to 128 stays with
+  // from 129 on (also with BATCHCHOL_BLOCKED_LEFT=0, where tile16 had led from 160: an
+  // A/B of that switch at 145..192 is not against the old default). Float32 (tile16 up
+  // to 320) keeps tile16: H100 224 4.59 vs 5.39, 256 5.81 vs 6.24, 320 9.36 vs 10.38 for
+  // blocked. Float32 up to 128 stays with
   // wide: at 128 its square-root-free steps run 1.22-1.25 ms, where tile took 1.32 in
   // tune_potrf (in the run in which wide still took 1.45; ...-wide-variants-ab.txt). A
   // device with less shared memory per block than sm_90 falls through to blocked where

@@ -157,8 +157,10 @@ constexpr int diag_warps() {
 // block goes through shared memory so that each load and store of the warp covers one
 // row segment (lane c: column c); reading its own row, a lane touched 32 rows per load.
 // The strict upper triangle of the block is written as zeros. At a matrix's first step
-// without an init pass (ft) the block is read from A and info starts here; matrices
-// that no panel reaches (invalid metadata, order 0) get their info at step 0.
+// without an init pass (ft) the block is read from A (in left mode at every step of
+// its first group, FirstTouch::panel_fresh) and info starts there; matrices that no
+// panel reaches (invalid metadata, order 0) get their info at step 0. In left mode the
+// block first takes the products with the group's earlier panels (diag_left_update).
 template <typename T, typename Layout>
 __global__ void __launch_bounds__(32 * diag_warps<T>())
     blocked_diag_kernel(FirstTouch<T> ft, T* __restrict__ L, int* __restrict__ info,
@@ -230,7 +232,8 @@ constexpr int panel_rows() {
 // factorization at float64 n = 256). A row is solved in column order (x_j final, then
 // subtracted from the entries after it: independent chains, not one dot product per
 // entry), against L11 transposed, with the reciprocals of its diagonal. Without an init
-// pass (ft) a matrix's first step reads its rows from A, and every block writes the
+// pass (ft) a matrix's first step (in left mode every step of its first group) reads
+// its rows from A, and every block writes the
 // zeros of the mirrored strip above the diagonal (rows k0..k0 + 31 of its rows'
 // columns). In left mode (ft.left, real types) the rows first take the products with
 // the group's earlier panels (panel_left_update), and L11 is read after them into the
