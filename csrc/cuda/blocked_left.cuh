@@ -20,6 +20,29 @@
 namespace batchchol {
 namespace cuda {
 
+// Thread t's share of staging a block's ROWS x 32 panel entries through shared memory
+// (pitch 33), for the panel kernel's own rows and for each earlier panel of the left
+// update: column t % 32 of rows t / 32 + i ROWS / 32, BATCH of them per load() (all in
+// flight), zeros past `rows`. src: the block's first row plus column t % 32.
+template <typename T, int ROWS, int BATCH>
+struct PanelRowStage {
+  static constexpr int kStride = ROWS / kPanel;
+  T v[BATCH];
+  __device__ __forceinline__ void load(const T* src, int rows, int n, int h) {
+    const int rr = threadIdx.x / kPanel;
+#pragma unroll
+    for (int i = 0; i < BATCH; ++i) {
+      const int r = rr + (h + i) * kStride;
+      v[i] = r < rows ? src[static_cast<int64_t>(r) * n] : T(0);
+    }
+  }
+  __device__ __forceinline__ void store(T* xs, int h) const {
+    const int rr = threadIdx.x / kPanel, c = threadIdx.x % kPanel;
+#pragma unroll
+    for (int i = 0; i < BATCH; ++i) xs[(rr + (h + i) * kStride) * (kPanel + 1) + c] = v[i];
+  }
+};
+
 // Pitch of the panel kernel's staged W^T (entry (p, j) = L(k0 + j, p0 + p)): a multiple
 // of the vector length (16-byte loads of four floats / two doubles along j).
 template <typename T>
@@ -93,31 +116,21 @@ __device__ __forceinline__ void panel_left_update(T (&x)[kPanel], T* xs, T* w, c
     // are all in the matrix, since the panel kernel has rows below them.
     const T* wsrc = m + static_cast<int64_t>(k0) * n + p0 + c;
     const T* src = m + static_cast<int64_t>(r0) * n + p0 + c;
-    T wv[kPanel / kStride], v[kBatch];
-    const auto load_rows = [&](int h) {
-#pragma unroll
-      for (int i = 0; i < kBatch; ++i) {
-        const int r = rr + (h + i) * kStride;
-        v[i] = r < rows ? src[static_cast<int64_t>(r) * n] : T(0);
-      }
-    };
-    const auto store_rows = [&](int h) {
-#pragma unroll
-      for (int i = 0; i < kBatch; ++i) xs[(rr + (h + i) * kStride) * PITCH + c] = v[i];
-    };
+    T wv[kPanel / kStride];
+    PanelRowStage<T, ROWS, kBatch> stage;
 #pragma unroll
     for (int i = 0; i < kPanel / kStride; ++i)
       wv[i] = wsrc[static_cast<int64_t>(rr + i * kStride) * n];
     // float32: the rows' loads in flight with W's, before the wait for the buffers.
-    if constexpr (kEarly) load_rows(0);
+    if constexpr (kEarly) stage.load(src, rows, n, 0);
     __syncthreads();  // xs and w consumed (x[] read, or the previous panel's products)
 #pragma unroll
     for (int i = 0; i < kPanel / kStride; ++i) w[c * WP + rr + i * kStride] = wv[i];
-    if constexpr (kEarly) store_rows(0);
+    if constexpr (kEarly) stage.store(xs, 0);
 #pragma unroll
     for (int h = kEarly ? kBatch : 0; h < kPanel; h += kBatch) {
-      load_rows(h);
-      store_rows(h);
+      stage.load(src, rows, n, h);
+      stage.store(xs, h);
     }
     __syncthreads();
     const T* own = xs + threadIdx.x * PITCH;

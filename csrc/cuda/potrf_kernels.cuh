@@ -278,14 +278,9 @@ __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
     // All 32 loads in flight before the first store: with the loop unrolled by 8 the
     // block waited for four round trips to memory (float64 n = 512: 9.88 -> 9.64 ms,
     // H200); the complex types keep the loop (complex<double> n = 200 measured no gain).
-    T v[kPanel];
-#pragma unroll
-    for (int i = 0; i < kPanel; ++i) {
-      const int r = rr + i * kStride;
-      v[i] = r < rows ? src[static_cast<int64_t>(r) * n] : T(0);
-    }
-#pragma unroll
-    for (int i = 0; i < kPanel; ++i) xs[(rr + i * kStride) * PITCH + c] = v[i];
+    PanelRowStage<T, ROWS, kPanel> stage;
+    stage.load(src, rows, n, 0);
+    stage.store(xs, 0);
     if (prior > 0) {  // uniform over the block
       __syncthreads();
       T* row = xs + threadIdx.x * PITCH;
