@@ -7,8 +7,8 @@ launch of a multi-launch family (blocked: init, diag, panel, update) costs what.
 
 Each argument is dtype:n:batch. BGROUPS sets BATCHCHOL_BLOCKED_GROUP (panels per group of
 the blocked family's two-level update) for each value in turn, BLEFT likewise
-BATCHCHOL_BLOCKED_LEFT (a group's later panels updated left-looking: 1, or by strips: 0). Times are the mean over 5
-calls (the profiling helpers of ragged_kernel_times.py).
+BATCHCHOL_BLOCKED_LEFT (a group's later panels updated left-looking: 1, or by strips: 0).
+Times are the mean over 5 calls (the profiling helpers of ragged_kernel_times.py).
 """
 
 import os
@@ -33,7 +33,8 @@ def main(argv):
                 env = {k: v for k, v in (("BATCHCHOL_BLOCKED_GROUP", g), ("BATCHCHOL_BLOCKED_LEFT", left))
                        if v is not None}
                 os.environ.update(env)
-                title = f"potrf {dname} n={n} batch={batch}" + "".join(f" {k[10:].lower()} {v}" for k, v in env.items())
+                title = f"potrf {dname} n={n} batch={batch}"
+                title += "".join(f" {k[10:].lower()} {v}" for k, v in env.items())
                 show(title, kernel_times(lambda: torch.ops.batchchol.potrf(A, False), 5))
         del A
     return 0
