@@ -11,6 +11,7 @@
 #include "cuda/potrf_kernels.cuh"
 #include "cuda/potrf_layout_launch.cuh"
 #include "cuda/potrf_launch.h"
+#include "cuda/potrf_single.h"
 #include "cuda/tile_launch.h"
 #include "cuda/warp_chol_launch.h"
 #include "cuda/wide_launch.h"
@@ -181,9 +182,15 @@ bool potrf_uses_wide(int n) {
   return choose_potrf_kernel<T>(n) == PotrfKernel::kWide;
 }
 
+template <typename T>
+bool potrf_uses_blocked(int n) {
+  return choose_potrf_kernel<T>(n) == PotrfKernel::kBlocked;
+}
+
 #define BATCHCHOL_INSTANTIATE(T)                                                          \
   template void launch_potrf<T>(const T*, T*, int*, int64_t, int, bool, cudaStream_t); \
-  template bool potrf_uses_wide<T>(int);
+  template bool potrf_uses_wide<T>(int);                                                 \
+  template bool potrf_uses_blocked<T>(int);
 BATCHCHOL_INSTANTIATE(float)
 BATCHCHOL_INSTANTIATE(double)
 BATCHCHOL_INSTANTIATE(c10::complex<float>)
@@ -205,6 +212,10 @@ std::tuple<at::Tensor, at::Tensor> potrf_cuda(const at::Tensor& A_in, bool upper
   if (batch == 0) return {L, info};
   if (n == 0) {
     info.zero_();
+    return {L, info};
+  }
+  if (cuda::potrf_single_applies(A, batch, n)) {
+    cuda::potrf_single(A, upper, L, info);
     return {L, info};
   }
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();

@@ -20,5 +20,9 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
 template <typename T>
 bool potrf_uses_wide(int n);
 
+// Whether launch_potrf<T> runs the multi-launch blocked family for order n.
+template <typename T>
+bool potrf_uses_blocked(int n);
+
 }  // namespace cuda
 }  // namespace batchchol
