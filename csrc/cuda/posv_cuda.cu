@@ -16,6 +16,7 @@
 #include "cuda/launch_utils.h"
 #include "cuda/posv_kernels.cuh"
 #include "cuda/potrf_launch.h"
+#include "cuda/solve_single.h"
 #include "cuda/trsm_launch.h"
 #include "cuda/warp_chol_launch.h"
 #include "cuda/wide_launch.h"
@@ -147,7 +148,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_cuda_impl(const char* op,
   check_solve_op(op, "A", A_in, "B", B_in, /*left=*/true);
   const c10::cuda::OptionalCUDAGuard guard(A_in.device());
   const SolveBatch sb = make_solve_batch(A_in, B_in);
-  if (!sb.a_per_system || sb.batch > INT32_MAX || sb.cols > INT32_MAX) {
+  // One large system: potrf_cuda and potrs_cuda take it to cuSOLVER (potrf_single.cu,
+  // solve_single.cu).
+  if (!sb.a_per_system || sb.batch > INT32_MAX || sb.cols > INT32_MAX ||
+      cuda::solve_single_applies(sb.batch, sb.n)) {
     auto [L, info] = potrf_cuda(A_in, upper);
     return {potrs_cuda(L, B_in, upper), want_L ? L : at::Tensor(), info};
   }

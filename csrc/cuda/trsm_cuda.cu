@@ -12,6 +12,7 @@
 #include "common/batching.h"
 #include "common/checks.h"
 #include "common/ops.h"
+#include "cuda/solve_single.h"
 #include "cuda/trsm_block_launch.h"
 #include "cuda/trsm_cols_launch.h"
 #include "cuda/trsm_kernels.cuh"
@@ -132,6 +133,8 @@ at::Tensor trsm_cuda(const at::Tensor& A, const at::Tensor& B, bool upper, bool 
   auto s = make_solve_batch(A, B, /*allow_transposed=*/true);
   auto X = at::empty(s.out_shape, B.options().memory_format(at::MemoryFormat::Contiguous));
   if (s.batch == 0 || s.n == 0 || s.rows == 0 || s.cols == 0) return X;
+  if (cuda::solve_single_applies(s.batch, s.n))
+    return cuda::trsm_single(A, B, upper, left, transpose, unit_diagonal);
   auto Xflat = X.view({s.batch, s.rows, s.cols});
   launch_trsm(s.A, s.a_stride, s.B, Xflat, upper, left, transpose, unit_diagonal,
               s.a_transposed);

@@ -1,0 +1,43 @@
+// potrs and trsm of a single large system on cuSOLVER's potrs and cuBLAS's trsm (through
+// ATen), as torch runs one system.
+//
+// Why: the library's solves for n > 128 run one warp per system; the batch supplies the
+// parallelism, so one system leaves the GPU nearly idle. H100, 2026-11-25 (one system,
+// one right-hand side; KERNEL-NOTES, twenty-seventh round): float64 trsm n = 256 0.138
+// ms against torch.linalg.solve_triangular's 0.056, 512 0.470 vs 0.072, 2048 6.550 vs
+// 0.197; potrs 256 0.216 vs torch.cholesky_solve's 0.118, 2048 10.486 vs 0.380. At n =
+// 128 the library's kernels led (trsm 0.054 vs 0.055, potrs 0.076 vs 0.107).
+#include <ATen/ATen.h>
+
+#include <cstdlib>
+
+#include "cuda/solve_single.h"
+
+namespace batchchol {
+namespace cuda {
+
+namespace {
+constexpr int64_t kSolveSingleMinN = 192;
+}  // namespace
+
+bool solve_single_applies(int64_t batch, int64_t n) {
+  if (batch != 1 || n < kSolveSingleMinN || std::getenv("BATCHCHOL_TRSM_KERNEL")) return false;
+  const char* env = std::getenv("BATCHCHOL_SOLVE_SINGLE");
+  return !(env && std::atoi(env) == 0);
+}
+
+// ATen's results are column-major; the ops return contiguous tensors.
+at::Tensor potrs_single(const at::Tensor& L, const at::Tensor& B, bool upper) {
+  return at::cholesky_solve(B, L, upper).contiguous();
+}
+
+at::Tensor trsm_single(const at::Tensor& A, const at::Tensor& B, bool upper, bool left,
+                       bool transpose, bool unit_diagonal) {
+  // op(A) = A^H: the other triangle of the conjugate transpose, a view.
+  const at::Tensor opA = transpose ? A.mH() : A;
+  return at::linalg_solve_triangular(opA, B, transpose ? !upper : upper, left, unit_diagonal)
+      .contiguous();
+}
+
+}  // namespace cuda
+}  // namespace batchchol

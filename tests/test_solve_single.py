@@ -1,0 +1,88 @@
+"""CUDA only: trsm, potrs, posv and posv_solve of a single large system, which go to
+cuBLAS / cuSOLVER through ATen (csrc/cuda/solve_single.cu) unless
+BATCHCHOL_SOLVE_SINGLE=0: both routes against torch.linalg, reading only the named
+triangle (NaNs in the other one, and on a unit diagonal), and which kernels ran."""
+
+import itertools
+
+import pytest
+import torch
+
+from conftest import HAS_CUDA, assert_backward_error, assert_solve_residual, cuda_kernel_names, make_spd, ops, tol
+from test_cuda_solve_kernels import COND, make_triangle, per_system_error
+
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not HAS_CUDA, reason="no CUDA")]
+
+N = 260  # past the route's smallest order (192) and a 32-wide tile boundary
+FLAGS = list(itertools.product([False, True], repeat=4))  # upper, left, transpose, unit
+
+
+@pytest.fixture(params=["1", "0"], ids=["aten", "ours"])
+def route(request, monkeypatch):
+    monkeypatch.setenv("BATCHCHOL_SOLVE_SINGLE", request.param)
+    return request.param == "1"
+
+
+def warp_ran(fn):
+    return any("_warp_kernel" in name for name in cuda_kernel_names(fn))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+@pytest.mark.parametrize("upper,left,transpose,unit", FLAGS, ids=str)
+@pytest.mark.parametrize("shape", [(1,), ()], ids=["batch1", "matrix"])
+def test_trsm_single(route, dtype, upper, left, transpose, unit, shape):
+    gen = torch.Generator("cuda").manual_seed(3)
+    clean, A = make_triangle(1, N, dtype, upper, unit, gen)
+    B = torch.randn((1, N, 5) if left else (1, 5, N), dtype=clean.dtype, device="cuda", generator=gen)
+    if shape == ():
+        clean, A, B = clean[0], A[0], B[0]
+    X = ops.trsm(A, B.to(dtype), upper, left, transpose, unit)
+    assert X.shape == B.shape and X.is_contiguous() and X.dtype == dtype
+    T, up = (clean.mH, not upper) if transpose else (clean, upper)
+    ref = torch.linalg.solve_triangular(T, B.to(dtype).to(clean.dtype), upper=up, left=left)
+    err = per_system_error(X.reshape(1, *X.shape[-2:]), ref.reshape(1, *ref.shape[-2:]))
+    assert err <= tol(dtype, N, COND), err
+    assert warp_ran(lambda: ops.trsm(A, B.to(dtype), upper, left, transpose, unit)) != route
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex128])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("k", [1, 17])
+def test_potrs_single(route, dtype, upper, k):
+    gen = torch.Generator("cuda").manual_seed(5)
+    clean, L = make_triangle(1, N, dtype, upper, False, gen)
+    B = torch.randn(1, N, k, dtype=clean.dtype, device="cuda", generator=gen)
+    X = ops.potrs(L, B.to(dtype), upper)
+    assert X.shape == B.shape and X.is_contiguous()
+    ref = torch.cholesky_solve(B.to(dtype).to(clean.dtype), clean, upper=upper)
+    assert per_system_error(X, ref) <= tol(dtype, N, COND**2)
+    assert warp_ran(lambda: ops.potrs(L, B.to(dtype), upper)) != route
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+@pytest.mark.parametrize("upper", [False, True])
+def test_posv_single(route, dtype, upper):
+    A = make_spd((1,), N, dtype, "cuda", cond=100.0)
+    B = torch.randn(1, N, 3, dtype=dtype, device="cuda")
+    X, L, info = ops.posv(A, B, upper)
+    assert info.tolist() == [0]
+    assert_solve_residual(A, X, B, what="posv")
+    assert_backward_error(A, L, upper)
+    X2, info2 = ops.posv_solve(A, B, upper)
+    assert info2.tolist() == [0]
+    assert_solve_residual(A, X2, B, what="posv_solve")
+    # A failed matrix still reports its pivot.
+    A[0, 9, 9] = float("nan")
+    _, info3 = ops.posv_solve(A, B, upper)
+    assert info3.tolist() == [10]
+
+
+def test_route_only_for_one_system(monkeypatch):
+    monkeypatch.setenv("BATCHCHOL_SOLVE_SINGLE", "1")
+    gen = torch.Generator("cuda").manual_seed(9)
+    _, A = make_triangle(2, N, torch.float64, False, False, gen)
+    B = torch.randn(2, N, 2, dtype=torch.float64, device="cuda")
+    assert warp_ran(lambda: ops.trsm(A, B, False, True, False, False))
+    assert warp_ran(lambda: ops.potrs(A, B, False))
+    # One matrix shared by two right-hand-side blocks is two systems.
+    assert warp_ran(lambda: ops.potrs(A[:1], B, False))
