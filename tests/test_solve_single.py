@@ -86,3 +86,22 @@ def test_route_only_for_one_system(monkeypatch):
     assert warp_ran(lambda: ops.potrs(A, B, False))
     # One matrix shared by two right-hand-side blocks is two systems.
     assert warp_ran(lambda: ops.potrs(A[:1], B, False))
+
+
+def test_no_route_with_magma_preferred(monkeypatch):
+    # torch's MAGMA cholesky_solve reads its info back to the host: the library's kernels
+    # stay (potrf_single makes the same choice).
+    monkeypatch.setenv("BATCHCHOL_SOLVE_SINGLE", "1")
+    gen = torch.Generator("cuda").manual_seed(13)
+    _, L = make_triangle(1, N, torch.float64, False, False, gen)
+    B = torch.randn(1, N, 2, dtype=torch.float64, device="cuda")
+    previous = torch.backends.cuda.preferred_linalg_library()
+    try:
+        torch.backends.cuda.preferred_linalg_library("magma")
+        assert warp_ran(lambda: ops.potrs(L, B, False))
+        assert warp_ran(lambda: ops.trsm(L, B, False, True, False, False))
+        A = make_spd((1,), N, torch.float64, "cuda")
+        assert any("blocked_" in name for name in cuda_kernel_names(lambda: ops.potrf(A, False)))
+    finally:
+        torch.backends.cuda.preferred_linalg_library(previous)
+    assert not warp_ran(lambda: ops.potrs(L, B, False))

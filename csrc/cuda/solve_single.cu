@@ -8,6 +8,7 @@
 // 0.197; potrs 256 0.216 vs torch.cholesky_solve's 0.118, 2048 10.486 vs 0.380. At n =
 // 128 the library's kernels led (trsm 0.054 vs 0.055, potrs 0.076 vs 0.107).
 #include <ATen/ATen.h>
+#include <ATen/Context.h>
 
 #include <cstdlib>
 
@@ -23,7 +24,10 @@ constexpr int64_t kSolveSingleMinN = 192;
 bool solve_single_applies(int64_t batch, int64_t n) {
   if (batch != 1 || n < kSolveSingleMinN || std::getenv("BATCHCHOL_TRSM_KERNEL")) return false;
   const char* env = std::getenv("BATCHCHOL_SOLVE_SINGLE");
-  return !(env && std::atoi(env) == 0);
+  if (env && std::atoi(env) == 0) return false;
+  // With MAGMA preferred, torch's cholesky_solve runs MAGMA's, which reads its info back
+  // to the host: keep the library's kernels (as potrf_single does).
+  return at::globalContext().linalgPreferredBackend() != at::LinalgBackend::Magma;
 }
 
 // ATen's results are column-major; the ops return contiguous tensors.

@@ -10,8 +10,8 @@ namespace batchchol {
 namespace cuda {
 
 // Whether a solve of `batch` systems (after broadcasting) of order n goes to ATen: one
-// system, n >= 192, unless BATCHCHOL_SOLVE_SINGLE=0 or a trsm / potrs family is forced
-// (BATCHCHOL_TRSM_KERNEL).
+// system, n >= 192, unless BATCHCHOL_SOLVE_SINGLE=0, a trsm / potrs family is forced
+// (BATCHCHOL_TRSM_KERNEL), or MAGMA is torch's preferred linalg library.
 bool solve_single_applies(int64_t batch, int64_t n);
 
 // The ops' results for such a call, contiguous, in the ops' output shapes.
