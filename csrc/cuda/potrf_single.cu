@@ -14,6 +14,7 @@
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/util/complex.h>
 
 #include <climits>
@@ -78,6 +79,9 @@ bool potrf_single_applies(const at::Tensor& A, int64_t batch, int64_t n) {
   // With MAGMA preferred, torch's single-matrix potrf is MAGMA's hybrid one, which
   // synchronizes with the host: keep the library's own kernels.
   if (at::globalContext().linalgPreferredBackend() == at::LinalgBackend::Magma) return false;
+  // Under CUDA-graph capture the library's kernels, whose capture the tests check.
+  if (c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None)
+    return false;
   bool blocked = false;
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(A.scalar_type(), "batchchol_potrf_single", [&] {
     blocked = potrf_uses_blocked<scalar_t>(static_cast<int>(n));

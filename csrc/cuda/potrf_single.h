@@ -10,8 +10,8 @@ namespace cuda {
 
 // Whether the potrf op sends this call (A flattened to [batch, n, n]) to potrf_single:
 // one matrix of an order the blocked family would take, n >= 128, unless
-// BATCHCHOL_POTRF_SINGLE=0, a family is forced (BATCHCHOL_POTRF_KERNEL), or MAGMA is
-// torch's preferred linalg library.
+// BATCHCHOL_POTRF_SINGLE=0, a family is forced (BATCHCHOL_POTRF_KERNEL), MAGMA is
+// torch's preferred linalg library, or the current stream is capturing a CUDA graph.
 bool potrf_single_applies(const at::Tensor& A, int64_t batch, int64_t n);
 
 // Factors the one matrix of A ([1, n, n], contiguous) into L (contiguous, any shape of

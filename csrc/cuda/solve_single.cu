@@ -9,6 +9,7 @@
 // 128 the library's kernels led (trsm 0.054 vs 0.055, potrs 0.076 vs 0.107).
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
 
 #include <cstdlib>
 
@@ -27,7 +28,9 @@ bool solve_single_applies(int64_t batch, int64_t n) {
   if (env && std::atoi(env) == 0) return false;
   // With MAGMA preferred, torch's cholesky_solve runs MAGMA's, which reads its info back
   // to the host: keep the library's kernels (as potrf_single does).
-  return at::globalContext().linalgPreferredBackend() != at::LinalgBackend::Magma;
+  if (at::globalContext().linalgPreferredBackend() == at::LinalgBackend::Magma) return false;
+  // Under CUDA-graph capture the library's kernels, whose capture the tests check.
+  return c10::cuda::currentStreamCaptureStatusMayInitCtx() == c10::cuda::CaptureStatus::None;
 }
 
 // ATen's results are column-major; the ops return contiguous tensors.

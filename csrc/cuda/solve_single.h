@@ -11,7 +11,8 @@ namespace cuda {
 
 // Whether a solve of `batch` systems (after broadcasting) of order n goes to ATen: one
 // system, n >= 192, unless BATCHCHOL_SOLVE_SINGLE=0, a trsm / potrs family is forced
-// (BATCHCHOL_TRSM_KERNEL), or MAGMA is torch's preferred linalg library.
+// (BATCHCHOL_TRSM_KERNEL), MAGMA is torch's preferred linalg library, or the current
+// stream is capturing a CUDA graph.
 bool solve_single_applies(int64_t batch, int64_t n);
 
 // The ops' results for such a call, contiguous, in the ops' output shapes.
