@@ -221,6 +221,22 @@ def break_minor(A, k):
     return A
 
 
+def failing_at(n, dtype, device, kind, where, upper):
+    """One SPD matrix [1, n, n] that fails at pivot where + 1 (1-based): kind "minor" (the
+    leading minor of that order not positive definite), "diag-nan" / "diag-inf" (that
+    diagonal entry), "offdiag-nan" (entry (where, where // 2), in the triangle that
+    `upper` reads)."""
+    A = make_spd((1,), n, dtype, device)
+    if kind == "minor":
+        A[0] = break_minor(A[0], where + 1).to(dtype)
+    else:
+        r, c = (where, where // 2) if kind == "offdiag-nan" else (where, where)
+        if upper:
+            r, c = c, r
+        A[0, r, c] = float("inf") if kind == "diag-inf" else float("nan")
+    return A
+
+
 def cuda_kernel_names(fn):
     """Names of the CUDA kernels that fn() launches (torch.profiler), so that a test can
     tell which kernel family served a call, not only that the result is right."""

@@ -6,7 +6,7 @@ factor, no host sync."""
 import pytest
 import torch
 
-from conftest import HAS_CUDA, break_minor, cuda_kernel_names, fill_other_triangle, make_spd, ops
+from conftest import HAS_CUDA, cuda_kernel_names, failing_at, fill_other_triangle, make_spd, ops
 from test_cuda_graph import sync_debug_error
 from test_potrf import check_factor
 
@@ -34,8 +34,11 @@ def blocked_ran(fn):
 @pytest.mark.parametrize("shape", [(1,), ()], ids=["batch1", "matrix"])
 def test_single_matrix_factor(route, dtype, n, upper, shape):
     A = make_spd(shape, n, dtype, "cuda", cond=100.0)
-    # The route reads only its triangle too.
-    L, info = ops.potrf(fill_other_triangle(A, upper), upper)
+    # The route reads only its triangle too, and ignores a complex diagonal's imaginary part.
+    A_in = fill_other_triangle(A, upper)
+    if dtype.is_complex:
+        A_in.diagonal(dim1=-2, dim2=-1).imag.fill_(0.5)
+    L, info = ops.potrf(A_in, upper)
     check_factor(A, L, info, upper, cond=100.0)
     if dtype == torch.float32 and n <= 320:
         return  # the tile family's order: no route
@@ -53,19 +56,6 @@ def test_route_only_for_one_matrix(monkeypatch, dtype):
         assert blocked_ran(lambda: ops.potrf(small, False))
 
 
-def failing(dtype, n, kind, where, upper):
-    """One matrix that fails at pivot `where` + 1 (1-based), and that pivot."""
-    A = make_spd((1,), n, dtype, "cuda")
-    if kind == "minor":
-        A[0] = break_minor(A[0], where + 1).to(dtype)
-    else:
-        r, c = (where, where // 2) if kind == "offdiag-nan" else (where, where)
-        if upper:
-            r, c = c, r
-        A[0, r, c] = float("inf") if kind == "diag-inf" else float("nan")
-    return A
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kind", ["minor", "diag-nan", "diag-inf", "offdiag-nan"])
 @pytest.mark.parametrize("where", [0, 200, ROUTED_N - 1])
@@ -73,7 +63,7 @@ def failing(dtype, n, kind, where, upper):
 def test_single_matrix_info(route, dtype, kind, where, upper):
     if kind == "offdiag-nan" and where == 0:
         pytest.skip("no entry left of the first pivot")
-    A = failing(dtype, ROUTED_N, kind, where, upper)
+    A = failing_at(ROUTED_N, dtype, "cuda", kind, where, upper)
     L, info = ops.potrf(A, upper)
     assert info.tolist() == [where + 1], f"{kind} at {where}: info {info.tolist()}"
     assert not bool(torch.isfinite(L).all()), "a failed factor must not look valid"

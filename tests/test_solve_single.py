@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from conftest import HAS_CUDA, assert_backward_error, assert_solve_residual, cuda_kernel_names, make_spd, ops, tol
+from test_cuda_graph import sync_debug_error
 from test_cuda_solve_kernels import COND, make_triangle, per_system_error
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not HAS_CUDA, reason="no CUDA")]
@@ -105,3 +106,37 @@ def test_no_route_with_magma_preferred(monkeypatch):
     finally:
         torch.backends.cuda.preferred_linalg_library(previous)
     assert not warp_ran(lambda: ops.potrs(L, B, False))
+
+
+@pytest.mark.parametrize(
+    "a_shape,b_shape", [((), (1, 1)), ((1, 1), ())], ids=["A2d-B4d", "A4d-B2d"])
+def test_single_system_broadcast_shapes(route, a_shape, b_shape):
+    # One system after broadcasting: the output has the broadcast shape, contiguous.
+    gen = torch.Generator("cuda").manual_seed(17)
+    clean, A = make_triangle(1, N, torch.float64, False, False, gen)
+    A, clean = A[0].reshape(*a_shape, N, N), clean[0]
+    B = torch.randn(*b_shape, N, 3, dtype=torch.float64, device="cuda", generator=gen)
+    shape = (*torch.broadcast_shapes(a_shape, b_shape), N, 3)
+    ref = torch.linalg.solve_triangular(clean, B.reshape(N, 3), upper=False)
+    X = ops.trsm(A, B, False, True, False, False)
+    assert X.shape == shape and X.is_contiguous()
+    assert per_system_error(X.reshape(1, N, 3), ref.reshape(1, N, 3)) <= tol(torch.float64, N, COND)
+    P = ops.potrs(A, B, False)
+    assert P.shape == shape and P.is_contiguous()
+    ref = torch.cholesky_solve(B.reshape(N, 3), clean)
+    assert per_system_error(P.reshape(1, N, 3), ref.reshape(1, N, 3)) <= tol(torch.float64, N, COND**2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex64])
+def test_single_system_no_host_sync(route, dtype):
+    gen = torch.Generator("cuda").manual_seed(19)
+    _, L = make_triangle(1, N, dtype, False, False, gen)
+    B = torch.randn(1, N, 2, dtype=dtype, device="cuda")
+    A = make_spd((1,), N, dtype, "cuda")
+    calls = [lambda: ops.potrs(L, B, False), lambda: ops.trsm(L, B, False, True, True, False),
+             lambda: ops.posv_solve(A, B, False), lambda: ops.posv(A, B, True)]
+    for call in calls:
+        call()  # warm-up: cuBLAS / cuSOLVER handles and workspaces
+    with sync_debug_error():
+        for call in calls:
+            call()
