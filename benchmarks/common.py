@@ -81,19 +81,26 @@ def median_ms(fn):
     return time_ms(lambda i: fn(), 1, torch.device("cuda"), warmup=3, reps=15)
 
 
-def median_ms_with_env(env, fn):
-    """median_ms(fn) with the environment variables of env set (the library reads its
-    tuning switches at every call), restored afterwards."""
+@contextlib.contextmanager
+def environ(env):
+    """The environment variables of env set for the duration of a block (the library
+    reads its switches at every call), restored afterwards."""
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        return median_ms(fn)
+        yield
     finally:
         for k, v in old.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def median_ms_with_env(env, fn):
+    """median_ms(fn) with the environment variables of env set."""
+    with environ(env):
+        return median_ms(fn)
 
 
 def spd_batch(batch, n, dtype, device="cuda"):

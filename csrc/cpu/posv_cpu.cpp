@@ -13,6 +13,7 @@
 #include "common/ops.h"
 #include "cpu/batch_loop.h"
 #include "cpu/dense_kernels.h"
+#include "cpu/single_cpu.h"
 
 namespace batchchol {
 
@@ -20,7 +21,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_cpu(const at::Tensor& A, con
                                                         bool upper) {
   check_solve_op(kPosv, "A", A, "B", B, /*left=*/true);
   const SolveBatch s = make_solve_batch(A, B);
-  if (!s.a_per_system) {
+  // One large system: potrf_cpu takes it to LAPACK (single_cpu.cpp), unfused.
+  if (!s.a_per_system ||
+      cpu::single_applies(s.batch, s.n, A.is_complex(), "BATCHCHOL_SOLVE_SINGLE")) {
     auto [L, info] = potrf_cpu(A, upper);
     return {potrs_cpu(L, B, upper), L, info};
   }

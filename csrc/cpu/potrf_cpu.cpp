@@ -1,5 +1,5 @@
 // CPU potrf: one Cholesky factorization per matrix of the batch, matrices spread over
-// threads.
+// threads; one large matrix goes to LAPACK (single_cpu.cpp).
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -11,6 +11,7 @@
 #include "common/ops.h"
 #include "cpu/batch_loop.h"
 #include "cpu/dense_kernels.h"
+#include "cpu/single_cpu.h"
 
 namespace batchchol {
 
@@ -21,6 +22,8 @@ std::tuple<at::Tensor, at::Tensor> potrf_cpu(const at::Tensor& A, bool upper) {
   at::Tensor info = at::zeros(cpu::batch_dims(A), A.options().dtype(at::kInt));
   const int64_t batch = batch_count(A);
   if (batch == 0 || n == 0) return {L, info};
+  if (cpu::single_applies(batch, n, A.is_complex(), "BATCHCHOL_POTRF_SINGLE"))
+    return {cpu::potrf_single(A, upper, info), info};
   const at::Tensor Af = flatten_batch(A);
   const double flops = double(n) * n * n / 3.0 + 2.0 * n * n;
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(A.scalar_type(), "batchchol_potrf_cpu", [&] {

@@ -11,6 +11,7 @@
 #include "common/ops.h"
 #include "cpu/batch_loop.h"
 #include "cpu/dense_kernels.h"
+#include "cpu/single_cpu.h"
 
 namespace batchchol {
 
@@ -20,6 +21,9 @@ at::Tensor potrs_cpu(const at::Tensor& L, const at::Tensor& B, bool upper) {
   const SolveBatch s = make_solve_batch(transposed ? L.mT() : L, B);
   at::Tensor X = cpu::empty_contiguous(s.out_shape, B.options());
   if (s.batch == 0 || s.n == 0 || s.cols == 0) return X;
+  // One system with many columns: LAPACK's potrs runs them as BLAS-3 solves (single_cpu.cpp).
+  if (s.cols >= 16 && cpu::single_applies(s.batch, s.n, L.is_complex(), "BATCHCHOL_SOLVE_SINGLE"))
+    return potrs_single(L, B, upper);
   const int64_t n = s.n, k = s.cols;
   const double flops = 2.0 * n * n * k;
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(L.scalar_type(), "batchchol_potrs_cpu", [&] {

@@ -14,6 +14,7 @@
 #include "common/ops.h"
 #include "cpu/batch_loop.h"
 #include "cpu/dense_kernels.h"
+#include "cpu/single_cpu.h"
 #include "cpu/trsv_lockstep.h"
 
 namespace batchchol {
@@ -26,6 +27,8 @@ at::Tensor trsm_cpu(const at::Tensor& A, const at::Tensor& B, bool upper, bool l
   const SolveBatch s = make_solve_batch(transposed ? A.mT() : A, B);
   at::Tensor X = cpu::empty_contiguous(s.out_shape, B.options());
   if (s.batch == 0 || s.rows == 0 || s.cols == 0) return X;
+  if (cpu::single_applies(s.batch, s.n, A.is_complex(), "BATCHCHOL_SOLVE_SINGLE"))
+    return trsm_single(A, B, upper, left, transpose, unit_diagonal);
   const int64_t n = s.n;
   const int64_t k = left ? s.cols : s.rows;
   const bool trans = (left ? transpose : !transpose) != transposed;

@@ -91,7 +91,7 @@ at::Tensor potrs_cuda(const at::Tensor& L, const at::Tensor& B, bool upper) {
   auto s = make_solve_batch(L, B, /*allow_transposed=*/true);
   auto X = at::empty(s.out_shape, B.options().memory_format(at::MemoryFormat::Contiguous));
   if (s.batch == 0 || s.n == 0 || s.cols == 0) return X;
-  if (cuda::solve_single_applies(s.batch, s.n)) return cuda::potrs_single(L, B, upper);
+  if (cuda::solve_single_applies(s.batch, s.n)) return potrs_single(L, B, upper);
   auto Xflat = X.view({s.batch, s.rows, s.cols});
   launch_potrs(s.A, s.a_stride, s.B, Xflat, upper, s.a_transposed);
   return X;

@@ -1,5 +1,5 @@
-// potrs and trsm of a single large system on cuSOLVER's potrs and cuBLAS's trsm (through
-// ATen), as torch runs one system.
+// Which potrs and trsm calls go to cuSOLVER's potrs and cuBLAS's trsm through ATen
+// (common/single_system.cpp): a single large system, as torch runs one.
 //
 // Why: the library's solves for n > 128 run one warp per system; the batch supplies the
 // parallelism, so one system leaves the GPU nearly idle. H100, 2026-11-25 (one system,
@@ -31,19 +31,6 @@ bool solve_single_applies(int64_t batch, int64_t n) {
   if (at::globalContext().linalgPreferredBackend() == at::LinalgBackend::Magma) return false;
   // Under CUDA-graph capture the library's kernels, whose capture the tests check.
   return c10::cuda::currentStreamCaptureStatusMayInitCtx() == c10::cuda::CaptureStatus::None;
-}
-
-// ATen's results are column-major; the ops return contiguous tensors.
-at::Tensor potrs_single(const at::Tensor& L, const at::Tensor& B, bool upper) {
-  return at::cholesky_solve(B, L, upper).contiguous();
-}
-
-at::Tensor trsm_single(const at::Tensor& A, const at::Tensor& B, bool upper, bool left,
-                       bool transpose, bool unit_diagonal) {
-  // op(A) = A^H: the other triangle of the conjugate transpose, a view.
-  const at::Tensor opA = transpose ? A.mH() : A;
-  return at::linalg_solve_triangular(opA, B, transpose ? !upper : upper, left, unit_diagonal)
-      .contiguous();
 }
 
 }  // namespace cuda

@@ -1,10 +1,12 @@
-// Triangular and Cholesky solves of a single large system on cuBLAS / cuSOLVER through
-// ATen (solve_single.cu).
+// Whether a CUDA solve goes to cuBLAS / cuSOLVER through ATen (solve_single.cu,
+// common/single_system.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+
+#include "common/single_system.h"  // potrs_single, trsm_single
 
 namespace batchchol {
 namespace cuda {
@@ -14,11 +16,6 @@ namespace cuda {
 // (BATCHCHOL_TRSM_KERNEL), MAGMA is torch's preferred linalg library, or the current
 // stream is capturing a CUDA graph.
 bool solve_single_applies(int64_t batch, int64_t n);
-
-// The ops' results for such a call, contiguous, in the ops' output shapes.
-at::Tensor potrs_single(const at::Tensor& L, const at::Tensor& B, bool upper);
-at::Tensor trsm_single(const at::Tensor& A, const at::Tensor& B, bool upper, bool left,
-                       bool transpose, bool unit_diagonal);
 
 }  // namespace cuda
 }  // namespace batchchol

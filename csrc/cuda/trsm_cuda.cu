@@ -134,7 +134,7 @@ at::Tensor trsm_cuda(const at::Tensor& A, const at::Tensor& B, bool upper, bool 
   auto X = at::empty(s.out_shape, B.options().memory_format(at::MemoryFormat::Contiguous));
   if (s.batch == 0 || s.n == 0 || s.rows == 0 || s.cols == 0) return X;
   if (cuda::solve_single_applies(s.batch, s.n))
-    return cuda::trsm_single(A, B, upper, left, transpose, unit_diagonal);
+    return trsm_single(A, B, upper, left, transpose, unit_diagonal);
   auto Xflat = X.view({s.batch, s.rows, s.cols});
   launch_trsm(s.A, s.a_stride, s.B, Xflat, upper, left, transpose, unit_diagonal,
               s.a_transposed);
