@@ -237,6 +237,20 @@ def failing_at(n, dtype, device, kind, where, upper):
     return A
 
 
+def check_single_matrix_info(n, dtype, device, kind, where, upper):
+    """potrf of one matrix failing at pivot where + 1 (failing_at): that info, a factor
+    that is not all finite, and the same info from the batched kernels (the matrix next
+    to a good one)."""
+    if kind == "offdiag-nan" and where == 0:
+        pytest.skip("no entry left of the first pivot")
+    A = failing_at(n, dtype, device, kind, where, upper)
+    L, info = ops.potrf(A, upper)
+    assert info.tolist() == [where + 1], f"{kind} at {where}: info {info.tolist()}"
+    assert not bool(torch.isfinite(L).all()), "a failed factor must not look valid"
+    _, info2 = ops.potrf(torch.cat([A, make_spd((1,), n, dtype, device)]), upper)
+    assert info2.tolist() == [where + 1, 0]
+
+
 def cuda_kernel_names(fn):
     """Names of the CUDA kernels that fn() launches (torch.profiler), so that a test can
     tell which kernel family served a call, not only that the result is right."""

@@ -6,7 +6,14 @@ factor, no host sync."""
 import pytest
 import torch
 
-from conftest import HAS_CUDA, cuda_kernel_names, failing_at, fill_other_triangle, make_spd, ops
+from conftest import (
+    HAS_CUDA,
+    check_single_matrix_info,
+    cuda_kernel_names,
+    fill_other_triangle,
+    make_spd,
+    ops,
+)
 from test_cuda_graph import sync_debug_error
 from test_potrf import check_factor
 
@@ -61,16 +68,7 @@ def test_route_only_for_one_matrix(monkeypatch, dtype):
 @pytest.mark.parametrize("where", [0, 200, ROUTED_N - 1])
 @pytest.mark.parametrize("upper", [False, True])
 def test_single_matrix_info(route, dtype, kind, where, upper):
-    if kind == "offdiag-nan" and where == 0:
-        pytest.skip("no entry left of the first pivot")
-    A = failing_at(ROUTED_N, dtype, "cuda", kind, where, upper)
-    L, info = ops.potrf(A, upper)
-    assert info.tolist() == [where + 1], f"{kind} at {where}: info {info.tolist()}"
-    assert not bool(torch.isfinite(L).all()), "a failed factor must not look valid"
-    # The batched kernels on the same matrix, next to a good one.
-    both = torch.cat([A, make_spd((1,), ROUTED_N, dtype, "cuda")])
-    _, info2 = ops.potrf(both, upper)
-    assert info2.tolist() == [where + 1, 0]
+    check_single_matrix_info(ROUTED_N, dtype, "cuda", kind, where, upper)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.complex64])

@@ -11,7 +11,7 @@ import torch
 from conftest import (
     DTYPES,
     assert_solve_residual,
-    failing_at,
+    check_single_matrix_info,
     fill_other_triangle,
     make_rhs,
     make_spd,
@@ -58,14 +58,7 @@ def test_potrf_one_matrix(route, dtype, upper, shape):
 @pytest.mark.parametrize("where", [0, 150, N - 1])
 @pytest.mark.parametrize("upper", [False, True])
 def test_potrf_one_matrix_info(route, dtype, kind, where, upper):
-    if kind == "offdiag-nan" and where == 0:
-        pytest.skip("no entry left of the first pivot")
-    A = failing_at(N, dtype, "cpu", kind, where, upper)
-    L, info = ops.potrf(A, upper)
-    assert info.tolist() == [where + 1], f"{kind} at {where}: {info.tolist()}"
-    assert not bool(torch.isfinite(L).all()), "a failed factor must not look valid"
-    _, info2 = ops.potrf(torch.cat([A, make_spd((1,), N, dtype)]), upper)
-    assert info2.tolist() == [where + 1, 0]
+    check_single_matrix_info(N, dtype, "cpu", kind, where, upper)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.complex64])

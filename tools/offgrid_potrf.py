@@ -68,9 +68,8 @@ def main(argv):
         host = host_us(lambda: torch.ops.batchchol.potrf(A, False))
         forced = []
         for f in families:
-            os.environ["BATCHCHOL_POTRF_KERNEL"] = f
-            forced.append(common.time_ms(lambda _: torch.ops.batchchol.potrf(A, False), 1, dev))
-            del os.environ["BATCHCHOL_POTRF_KERNEL"]
+            with common.environ({"BATCHCHOL_POTRF_KERNEL": f}):
+                forced.append(common.time_ms(lambda _: torch.ops.batchchol.potrf(A, False), 1, dev))
         L, info = torch.ops.batchchol.potrf(A, False)
         err = backward_error(A, L) if batch * n * n <= (1 << 28) else float("nan")
         best = None

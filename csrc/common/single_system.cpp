@@ -2,7 +2,14 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdlib>
+
 namespace batchchol {
+
+bool single_route_off(const char* name) {
+  const char* env = std::getenv(name);
+  return env && std::atoi(env) == 0;
+}
 
 // ATen's results are column-major; the ops return contiguous tensors.
 at::Tensor potrs_single(const at::Tensor& L, const at::Tensor& B, bool upper) {

@@ -7,6 +7,10 @@
 
 namespace batchchol {
 
+// Whether the route switch `name` (BATCHCHOL_POTRF_SINGLE, BATCHCHOL_SOLVE_SINGLE) is set
+// to 0: the routes are on unless switched off.
+bool single_route_off(const char* name);
+
 // The ops' results (contiguous, the ops' output shapes) for one system.
 at::Tensor potrs_single(const at::Tensor& L, const at::Tensor& B, bool upper);
 at::Tensor trsm_single(const at::Tensor& A, const at::Tensor& B, bool upper, bool left,

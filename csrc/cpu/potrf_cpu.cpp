@@ -18,12 +18,12 @@ namespace batchchol {
 std::tuple<at::Tensor, at::Tensor> potrf_cpu(const at::Tensor& A, bool upper) {
   check_matrix_op(kPotrf, "A", A);
   const int64_t n = A.size(-1);
-  at::Tensor L = cpu::empty_contiguous(A.sizes(), A.options());
   at::Tensor info = at::zeros(cpu::batch_dims(A), A.options().dtype(at::kInt));
   const int64_t batch = batch_count(A);
-  if (batch == 0 || n == 0) return {L, info};
   if (cpu::single_applies(batch, n, A.is_complex(), "BATCHCHOL_POTRF_SINGLE"))
-    return {cpu::potrf_single(A, upper, info), info};
+    return {cpu::potrf_single(A, upper, info), info};  // LAPACK's factor is the result
+  at::Tensor L = cpu::empty_contiguous(A.sizes(), A.options());
+  if (batch == 0 || n == 0) return {L, info};
   const at::Tensor Af = flatten_batch(A);
   const double flops = double(n) * n * n / 3.0 + 2.0 * n * n;
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(A.scalar_type(), "batchchol_potrf_cpu", [&] {

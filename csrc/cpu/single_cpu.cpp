@@ -19,18 +19,20 @@
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 
-#include <climits>
 #include <cmath>
-#include <cstdlib>
 
 #include "cpu/vec_ops.h"
 
 namespace batchchol::cpu {
 
+namespace {
+// Smallest orders routed (the measurements above).
+constexpr int64_t kSingleMinReal = 384, kSingleMinComplex = 192;
+}  // namespace
+
 bool single_applies(int64_t batch, int64_t n, bool complex, const char* switch_env) {
-  if (batch != 1 || n < (complex ? 192 : 384)) return false;
-  const char* env = std::getenv(switch_env);
-  return !(env && std::atoi(env) == 0);
+  if (batch != 1 || n < (complex ? kSingleMinComplex : kSingleMinReal)) return false;
+  return !single_route_off(switch_env);
 }
 
 at::Tensor potrf_single(const at::Tensor& A, bool upper, at::Tensor& info) {

@@ -20,6 +20,7 @@
 #include <climits>
 #include <cstdlib>
 
+#include "common/single_system.h"
 #include "cuda/potrf_launch.h"
 #include "cuda/potrf_single.h"
 
@@ -73,9 +74,7 @@ __global__ void __launch_bounds__(256) single_info_kernel(T* L, const int* solve
 
 bool potrf_single_applies(const at::Tensor& A, int64_t batch, int64_t n) {
   if (batch != 1 || n < kSingleMinN || std::getenv("BATCHCHOL_POTRF_KERNEL")) return false;
-  if (const char* env = std::getenv("BATCHCHOL_POTRF_SINGLE")) {
-    if (std::atoi(env) == 0) return false;
-  }
+  if (single_route_off("BATCHCHOL_POTRF_SINGLE")) return false;
   // With MAGMA preferred, torch's single-matrix potrf is MAGMA's hybrid one, which
   // synchronizes with the host: keep the library's own kernels.
   if (at::globalContext().linalgPreferredBackend() == at::LinalgBackend::Magma) return false;

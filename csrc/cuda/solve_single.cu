@@ -24,8 +24,7 @@ constexpr int64_t kSolveSingleMinN = 192;
 
 bool solve_single_applies(int64_t batch, int64_t n) {
   if (batch != 1 || n < kSolveSingleMinN || std::getenv("BATCHCHOL_TRSM_KERNEL")) return false;
-  const char* env = std::getenv("BATCHCHOL_SOLVE_SINGLE");
-  if (env && std::atoi(env) == 0) return false;
+  if (single_route_off("BATCHCHOL_SOLVE_SINGLE")) return false;
   // With MAGMA preferred, torch's cholesky_solve runs MAGMA's, which reads its info back
   // to the host: keep the library's kernels (as potrf_single does).
   if (at::globalContext().linalgPreferredBackend() == at::LinalgBackend::Magma) return false;
