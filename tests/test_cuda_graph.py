@@ -219,7 +219,8 @@ def test_cuda_graph_one_large_system(monkeypatch, dtype):
         g.replay()
         torch.cuda.synchronize()
         expected = fn(*new)
-        bound = tol(dtype, n, max(cond2(new[0]), cond2(new[2])))
+        # Round 1 compares only the trsm output: the matrix with a NaN has no condition number.
+        bound = tol(dtype, n, cond2(new[2]) if round_ else max(cond2(new[0]), cond2(new[2])))
         for i, (o, e) in enumerate(zip(outs, expected)):
             if o.dtype == torch.int32:
                 assert o.tolist() == e.tolist() == [0 if round_ == 0 else 6], (round_, i)
