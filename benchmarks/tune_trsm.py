@@ -1,10 +1,15 @@
 """Times the kernel families of trsm and potrs (BATCHCHOL_TRSM_KERNEL = stream / warp /
-cols / block, the last two for n <= 32 / n <= 128 only) against torch.linalg in one
-run, on the issue's sweep (batches as bench_fixed), and prints the effective bandwidth
-of the fastest family.
+cols / block / panel; cols, block and panel for real types only, cols and block for
+n <= 32 / n <= 128 only) against torch.linalg in one run, on the issue's sweep (batches
+as bench_fixed, or --batches), and prints the effective bandwidth of the fastest family.
 
     python benchmarks/tune_trsm.py [--sizes 4 8 ... 512] [--nrhs 1 16] [--json out.json]
     python benchmarks/tune_trsm.py --max-cpw 16 8 4   # also: columns per warp (warp family)
+    python benchmarks/tune_trsm.py --families warp panel --sizes 256 1024 --batches 4 64 \
+        --panel-warps 4 8                             # also: the panel family's block size
+    python benchmarks/tune_trsm.py --families warp \
+        --variants warp-sync:BATCHCHOL_TRSM_KERNEL=warp,BATCHCHOL_TRSM_STAGE=sync
+                                                      # also: any switches, labelled
 
 Effective bandwidth counts the matrix once and B and X once (bench_fixed's bytes).
 """
@@ -21,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 ops = torch.ops.batchchol
-FAMILIES = ("stream", "warp", "cols", "block")
+FAMILIES = ("stream", "warp", "cols", "block", "panel")
 # Beyond these orders BATCHCHOL_TRSM_KERNEL=cols / block falls back to the default.
 MAX_N = {"cols": 32, "block": 128}
 
@@ -51,18 +56,26 @@ def main():
     ap.add_argument("--ops", nargs="+", default=["trsm", "potrs"])
     ap.add_argument("--max-cpw", type=int, nargs="*", default=[],
                     help="also time the warp family with BATCHCHOL_TRSM_MAX_CPW at these values")
+    ap.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
+    ap.add_argument("--batches", type=int, nargs="*", default=[],
+                    help="systems per point (default: bench_fixed's batch for the order)")
+    ap.add_argument("--panel-warps", nargs="*", default=[], choices=["4", "8"],
+                    help="also time the panel family with BATCHCHOL_PANEL_WARPS at these values")
+    ap.add_argument("--variants", nargs="*", default=[],
+                    help="also time LABEL:VAR=VALUE[,VAR=VALUE...] (environment switches)")
     ap.add_argument("--column-major", action="store_true",
                     help="store the triangles column-major (as torch.linalg.cholesky returns them)")
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
-    print(f"{'op':6} {'dtype':8} {'n':>4} {'k':>3} {'batch':>8} {'stream':>8} {'warp':>8} {'cols':>8} {'block':>8} "
-          f"{'torch':>8} {'vs torch':>8} {'GB/s':>6}", flush=True)
+    print(f"{'op':6} {'dtype':8} {'n':>4} {'k':>3} {'batch':>8} "
+          + " ".join(f"{f:>8}" for f in args.families)
+          + f" {'torch':>8} {'vs torch':>8} {'GB/s':>6}  variants", flush=True)
     for op in args.ops:
         for dname in args.dtypes:
             dtype = getattr(torch, dname)
-            for n in args.sizes:
-                batch = batch_for(n, dtype)
+            points = [(n, b) for n in args.sizes for b in args.batches or [batch_for(n, dtype)]]
+            for n, batch in points:
                 L = triangle(batch, n, dtype)
                 if args.column_major:
                     L = L.mT.contiguous().mT
@@ -77,18 +90,26 @@ def main():
                         ref = min(_backend_ms(b, lambda: torch.cholesky_solve(B, L))
                                   for b in (("cusolver", "magma") if k == 1 else ("magma",)))
                     t = {f: common.median_ms_with_env({"BATCHCHOL_TRSM_KERNEL": f}, ours)
-                         for f in FAMILIES if n <= MAX_N.get(f, n)}
+                         for f in args.families if n <= MAX_N.get(f, n)}
                     for cap in args.max_cpw:
                         t[f"warp-cpw{cap}"] = common.median_ms_with_env(
                             {"BATCHCHOL_TRSM_KERNEL": "warp", "BATCHCHOL_TRSM_MAX_CPW": str(cap)}, ours)
+                    for w in args.panel_warps:
+                        t[f"panel-w{w}"] = common.median_ms_with_env(
+                            {"BATCHCHOL_TRSM_KERNEL": "panel", "BATCHCHOL_PANEL_WARPS": w}, ours)
+                    for spec in args.variants:
+                        label, _, assigns = spec.partition(":")
+                        env = dict(a.split("=", 1) for a in assigns.split(","))
+                        t[label] = common.median_ms_with_env(env, ours)
+                    t["default"] = common.median_ms(ours)
                     best = min(t.values())
                     nbytes = batch * (n * n + 2 * n * k) * L.element_size()
                     gbs = nbytes / (best * 1e-3) / 1e9
-                    cpw = "".join(f" {key} {v:.3f}" for key, v in t.items() if "cpw" in key)
-                    print(f"{op:6} {dname:8} {n:4d} {k:3d} {batch:8d} {t['stream']:8.3f} "
-                          f"{t['warp']:8.3f} {t.get('cols', float('nan')):8.3f} "
-                          f"{t.get('block', float('nan')):8.3f} {ref:8.3f} "
-                          f"{ref / best:8.2f} {gbs:6.0f}{cpw}", flush=True)
+                    variants = "".join(f" {key} {v:.3f}" for key, v in t.items()
+                                       if key not in FAMILIES)
+                    print(f"{op:6} {dname:8} {n:4d} {k:3d} {batch:8d} "
+                          + " ".join(f"{t.get(f, float('nan')):8.3f}" for f in args.families)
+                          + f" {ref:8.3f} {ref / best:8.2f} {gbs:6.0f} {variants}", flush=True)
                     rows.append(dict(op=op, dtype=dname, n=n, k=k, batch=batch, torch_ms=ref,
                                      **{f"{f}_ms": v for f, v in t.items()}))
     if args.json:

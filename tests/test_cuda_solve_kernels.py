@@ -3,9 +3,9 @@ call) against torch.linalg in float64, on batches large enough that every persis
 warp runs several systems back to back (the streaming kernels' copy pipeline then spans
 systems), for orders around every tile packing and padding (4, 8, 16) and tile
 boundary (32). The column-per-lane family only exists for real types and n <= 32, the
-block-per-system family for real types and n <= 128 (elsewhere the variable falls back
-to the default), so they run only there, and also with more than 32 columns (several
-column groups per system)."""
+block-per-system family for real types and n <= 128, the panel family for real types
+(elsewhere the variable falls back to the default), so they run only there, and also
+with more than 32 columns (several column groups per system)."""
 
 import itertools
 
@@ -16,8 +16,9 @@ from conftest import fill_other_triangle, ops, tol
 
 pytestmark = pytest.mark.cuda
 
-KERNELS = ["stream", "warp", "cols", "block"]
-MAX_N = {"cols": 32, "block": 128}  # real types only
+KERNELS = ["stream", "warp", "cols", "block", "panel"]
+REAL_ONLY = {"cols", "block", "panel"}
+MAX_N = {"cols": 32, "block": 128}
 ORDERS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 96, 97, 128, 257]
 FLAGS = list(itertools.product([False, True], repeat=4))  # upper, left, transpose, unit
 # Diagonally dominant triangles below: condition numbers stay under ~4.
@@ -35,7 +36,7 @@ def orders(kernel):
 
 
 def skip_complex_cols(kernel, dtype):
-    if kernel in MAX_N and dtype.is_complex:
+    if kernel in REAL_ONLY and dtype.is_complex:
         pytest.skip(f"the {kernel} kernels are real-only")
 
 
@@ -70,7 +71,7 @@ def test_trsm_many_systems(kernel, dtype, upper, left, transpose, unit):
     for n in orders(kernel):
         batch = batch_for(n)
         clean, A = make_triangle(batch, n, dtype, upper, unit, gen)
-        for k in (1, 3, 20) + ((40,) if kernel in MAX_N else ()):
+        for k in (1, 3, 20) + ((40,) if kernel in REAL_ONLY else ()):
             shape = (batch, n, k) if left else (batch, k, n)
             B = torch.randn(shape, dtype=clean.dtype, device="cuda", generator=gen)
             X = ops.trsm(A, B.to(dtype), upper, left, transpose, unit)
@@ -90,7 +91,7 @@ def test_potrs_many_systems(kernel, dtype, upper):
     for n in orders(kernel):
         batch = batch_for(n)
         clean, L = make_triangle(batch, n, dtype, upper, False, gen)
-        for k in (1, 17) + ((33,) if kernel in MAX_N else ()):
+        for k in (1, 17) + ((33,) if kernel in REAL_ONLY else ()):
             B = torch.randn(batch, n, k, dtype=clean.dtype, device="cuda", generator=gen)
             X = ops.potrs(L, B.to(dtype), upper)
             ref = torch.cholesky_solve(B.to(dtype).to(clean.dtype), clean, upper=upper)
@@ -160,3 +161,33 @@ def test_non_finite_rhs_stays_in_dependent_rows(kernel, upper, n):
     assert torch.isfinite(X[:, clean_rows]).all()
     assert torch.isfinite(X[..., [0, 1, 2, 4, 5, 6, 7]]).all()
     assert torch.allclose(X[:, clean_rows], ref[:, clean_rows], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("warps", ["4", "8"])
+@pytest.mark.parametrize("columns", ["1", "4", "8", "16"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_panel_orders_and_column_groups(monkeypatch, warps, columns, dtype):
+    # The panel kernels past the orders of the sweep above: several row blocks per warp
+    # (snake order), partial last blocks, column groups narrower than k (BATCHCHOL_PANEL_KC
+    # caps the group), both block sizes, one and a few systems.
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "panel")
+    monkeypatch.setenv("BATCHCHOL_PANEL_WARPS", warps)
+    monkeypatch.setenv("BATCHCHOL_PANEL_KC", columns)
+    gen = torch.Generator("cuda").manual_seed(13)
+    for n, batch in ((129, 5), (300, 3), (515, 2), (1100, 1)):
+        for upper, left, transpose, unit in FLAGS[::5]:
+            clean, A = make_triangle(batch, n, dtype, upper, unit, gen)
+            k = 19 if n < 1000 else 5
+            shape = (batch, n, k) if left else (batch, k, n)
+            B = torch.randn(shape, dtype=torch.float64, device="cuda", generator=gen)
+            X = ops.trsm(A, B.to(dtype), upper, left, transpose, unit)
+            T, up = (clean.mH, not upper) if transpose else (clean, upper)
+            ref = torch.linalg.solve_triangular(T, B.to(dtype).double(), upper=up, left=left)
+            err = per_system_error(X, ref)
+            assert err <= tol(dtype, n, COND), (n, upper, left, transpose, unit, err)
+        for upper in (False, True):
+            clean, L = make_triangle(batch, n, dtype, upper, False, gen)
+            B = torch.randn(batch, n, 6, dtype=torch.float64, device="cuda", generator=gen)
+            X = ops.potrs(L, B.to(dtype), upper)
+            ref = torch.cholesky_solve(B.to(dtype).double(), clean, upper=upper)
+            assert per_system_error(X, ref) <= tol(dtype, n, COND**2), (n, upper)

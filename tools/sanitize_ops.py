@@ -3,6 +3,7 @@
     compute-sanitizer --tool memcheck python tools/sanitize_ops.py
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --quick
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --blocked-only --quick
+    compute-sanitizer --tool racecheck python tools/sanitize_ops.py --panel-only --quick
 """
 
 import argparse
@@ -26,6 +27,8 @@ def main():
     ap.add_argument("--warp-posv-only", action="store_true", help="only warp_posv_workload")
     ap.add_argument("--blocked-only", action="store_true",
                     help="only blocked_workload (with --quick: float32 / float64, n = 130, 300)")
+    ap.add_argument("--panel-only", action="store_true",
+                    help="only panel_workload (with --quick: float64 only)")
     args = ap.parse_args()
     ops = torch.ops.batchchol
     sizes = [1, 3, 4, 8, 16, 17, 32, 33, 48, 64, 65, 100, 128, 200, 300] if not args.quick else [3, 17, 32, 40, 64, 100, 200]
@@ -48,6 +51,10 @@ def main():
         blocked_workload(args.quick)
         print("sanitize workload done")
         return
+    if args.panel_only:
+        panel_workload(args.quick)
+        print("sanitize workload done")
+        return
     for dtype in dtypes:
         for n in sizes:
             A = random_spd((3,), n, dtype)
@@ -65,6 +72,7 @@ def main():
     families_workload(dtypes)
     solve_kernels_workload(dtypes, args.quick)
     one_column_stage_workload()
+    panel_workload(args.quick)
     wide_posv_workload()
     warp_posv_workload()
     ragged_workload(dtypes, args.quick)
@@ -130,6 +138,24 @@ def one_column_stage_workload():
         torch.cuda.synchronize()
 
 
+def lower_triangle(batch, n, dtype):
+    """Well-conditioned lower triangular factors: small entries, diagonal about 2."""
+    L = torch.randn(batch, n, n, dtype=dtype, device="cuda").tril_() * (0.5 / n)
+    L.diagonal(dim1=-2, dim2=-1).add_(2)
+    return L
+
+
+def solve_both_triangles(L, B):
+    """potrs, a left trsm and a right transposed unit trsm with the lower factor L and with
+    its upper transpose (a column-major view)."""
+    ops = torch.ops.batchchol
+    for upper in (False, True):
+        T = L.mH if upper else L
+        ops.potrs(T, B, upper)
+        ops.trsm(T, B, upper, True, False, False)
+        ops.trsm(T, B.mT, upper, False, True, True)
+
+
 def solve_kernels_workload(dtypes, quick):
     """Every trsm/potrs kernel family forced (BATCHCHOL_TRSM_KERNEL), with more systems
     than the persistent kernels' resident warps so that every warp runs several systems
@@ -138,24 +164,39 @@ def solve_kernels_workload(dtypes, quick):
     families also get 40 columns (several column groups per system)."""
     import os
 
-    ops = torch.ops.batchchol
     max_n = {"cols": 32, "block": 128}
     for fam in ("stream", "warp", "cols", "block"):
         os.environ["BATCHCHOL_TRSM_KERNEL"] = fam
         cases = ((3, 40000), (12, 9000), (33, 300), (70, 50), (128, 20))
         for dtype in dtypes[:1] if quick else dtypes:  # racecheck is slow: one dtype
             for n, batch in ((3, 16000), (12, 3500), (33, 20), (70, 4)) if quick else cases:
-                L = torch.randn(batch, n, n, dtype=dtype, device="cuda").tril_() * (0.5 / n)
-                L.diagonal(dim1=-2, dim2=-1).add_(2)
+                L = lower_triangle(batch, n, dtype)
                 k = 40 if n <= max_n.get(fam, 0) else 3
-                B = torch.randn(batch, n, k, dtype=dtype, device="cuda")
-                for upper in (False, True):
-                    T = L.mH if upper else L  # column-major view when upper
-                    ops.potrs(T, B, upper)
-                    ops.trsm(T, B, upper, True, False, False)
-                    ops.trsm(T, B.mT, upper, False, True, True)
+                solve_both_triangles(L, torch.randn(batch, n, k, dtype=dtype, device="cuda"))
         torch.cuda.synchronize()
     os.environ.pop("BATCHCHOL_TRSM_KERNEL")
+
+
+def panel_workload(quick):
+    """The panel solves (trsm_panel_*) forced at orders with one, several and partial row
+    blocks, both block sizes and column groups of 1 to 16 (k = 1, 5, 20), every flag
+    family (lower / upper, left / right, column-major factors); then their default use (a
+    few systems past n = 128) and the warp-per-system kernels' cp.async tiles (float64)."""
+    import os
+
+    dtypes = [torch.float64] if quick else [torch.float32, torch.float64]
+    for dtype in dtypes:
+        for env in ({"BATCHCHOL_TRSM_KERNEL": "panel", "BATCHCHOL_PANEL_WARPS": "4"},
+                    {"BATCHCHOL_TRSM_KERNEL": "panel", "BATCHCHOL_PANEL_WARPS": "8"},
+                    {"BATCHCHOL_TRSM_KERNEL": "warp"}, {}):
+            os.environ.update(env)
+            for n, batch in ((5, 3), (40, 3), (130, 3), (300, 2)):
+                L = lower_triangle(batch, n, dtype)
+                for k in (1, 5) if quick else (1, 5, 20):
+                    solve_both_triangles(L, torch.randn(batch, n, k, dtype=dtype, device="cuda"))
+            torch.cuda.synchronize()
+            for key in env:
+                os.environ.pop(key)
 
 
 def families_workload(dtypes):

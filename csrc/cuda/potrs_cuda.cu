@@ -1,6 +1,7 @@
 // CUDA potrs: (L L^H) X = B as L Y = B then L^H X = Y (upper: U^H Y = B, U X = Y),
 // both substitutions in one kernel, by the warp (or lane) that owns the system's
-// columns (streaming, column-per-lane or warp-per-system kernels: trsm_pick_kernel).
+// columns (streaming, column-per-lane, block-per-system, panel or warp-per-system
+// kernels: trsm_pick_kernel).
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -14,6 +15,7 @@
 #include "cuda/trsm_cols_launch.h"
 #include "cuda/trsm_kernels.cuh"
 #include "cuda/trsm_launch.h"
+#include "cuda/trsm_panel_launch.h"
 #include "cuda/trsm_stream_launch.h"
 
 namespace batchchol {
@@ -33,8 +35,9 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
     v1.trans = !v1.trans;
     v2.trans = !v2.trans;
   }
-  const TrsmKernel family =
-      trsm_pick_kernel(n, k, cuda::IsComplex<T>::value, sizeof(T) == 8, /*potrs=*/true);
+  v1.async_tiles = v2.async_tiles = true;  // float64 warp solves: trsm_tile_start
+  const TrsmKernel family = trsm_pick_kernel(n, k, cuda::IsComplex<T>::value, sizeof(T) == 8,
+                                             /*potrs=*/true, batch);
   if (family == TrsmKernel::kStream) {
     cuda::launch_potrs_stream(L, l_stride, B, X, batch, k, v1, v2, stream);
     return;
@@ -46,6 +49,10 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
     }
     if (family == TrsmKernel::kBlock) {
       cuda::launch_potrs_block(L, l_stride, B, X, batch, k, v1, v2, stream);
+      return;
+    }
+    if (family == TrsmKernel::kPanel) {
+      cuda::launch_potrs_panel(L, l_stride, B, X, batch, k, v1, v2, stream);
       return;
     }
   }

@@ -1,6 +1,7 @@
 // CUDA trsm: maps the 16 flag combinations onto the canonical lower forward
 // substitution of trsm_device.cuh and launches the kernel family that trsm_pick_kernel
-// (trsm_launch.h) chooses by size: streaming, column-per-lane or warp-per-system.
+// (trsm_launch.h) chooses by size: streaming, column-per-lane, block-per-system, panel
+// or warp-per-system.
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -17,6 +18,7 @@
 #include "cuda/trsm_cols_launch.h"
 #include "cuda/trsm_kernels.cuh"
 #include "cuda/trsm_launch.h"
+#include "cuda/trsm_panel_launch.h"
 #include "cuda/trsm_stream_launch.h"
 
 namespace batchchol {
@@ -29,8 +31,8 @@ template <typename T>
 void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t batch, int64_t k,
                        const TrsmView& v) {
   const auto stream = at::cuda::getCurrentCUDAStream();
-  const TrsmKernel family =
-      trsm_pick_kernel(v.n, k, cuda::IsComplex<T>::value, sizeof(T) == 8, /*potrs=*/false);
+  const TrsmKernel family = trsm_pick_kernel(v.n, k, cuda::IsComplex<T>::value, sizeof(T) == 8,
+                                             /*potrs=*/false, batch);
   if (family == TrsmKernel::kStream) {
     cuda::launch_trsm_stream(A, a_stride, B, X, batch, k, v, stream);
     return;
@@ -44,6 +46,10 @@ void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
       cuda::launch_trsm_block(A, a_stride, B, X, batch, k, v, stream);
       return;
     }
+    if (family == TrsmKernel::kPanel) {
+      cuda::launch_trsm_panel(A, a_stride, B, X, batch, k, v, stream);
+      return;
+    }
   }
   TrsmBatchParams p{};
   p.batch = batch;
@@ -54,14 +60,17 @@ void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
     auto kernel = cuda::trsm_warp_kernel<T, CPW>;
     size_t smem = 0;
     const dim3 grid = cuda::trsm_prepare_launch<T, CPW>(kernel, p, col_begin, col_end, smem);
-    kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(A, B, X, v, p);
+    TrsmView vw = v;
+    vw.async_tiles = CPW < 16;  // trsm_tile_start: 16-column groups keep the register stage
+    kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(A, B, X, vw, p);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }, trsm_max_columns_per_warp(v.n, k, sizeof(T) == 8));
 }
 
 }  // namespace
 
-TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_double, bool potrs) {
+TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_double, bool potrs,
+                            int64_t batch) {
   const bool cols_ok = !is_complex && n <= cuda::kColsMaxOrder;
   const bool block_ok = !is_complex && n <= cuda::kBlockMaxOrder;
   if (const char* forced = std::getenv("BATCHCHOL_TRSM_KERNEL")) {
@@ -69,9 +78,14 @@ TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_doubl
     if (std::strcmp(forced, "warp") == 0) return TrsmKernel::kWarp;
     if (std::strcmp(forced, "block") == 0) {
       if (block_ok) return TrsmKernel::kBlock;
+    } else if (std::strcmp(forced, "panel") == 0) {
+      const bool panel_ok = !is_complex && (is_double ? cuda::panel_fits(n, (const double*)nullptr)
+                                                      : cuda::panel_fits(n, (const float*)nullptr));
+      if (panel_ok) return TrsmKernel::kPanel;
     } else {
       TORCH_CHECK(std::strcmp(forced, "cols") == 0,
-                  "batchchol: BATCHCHOL_TRSM_KERNEL must be 'stream', 'warp', 'cols' or 'block'");
+                  "batchchol: BATCHCHOL_TRSM_KERNEL must be 'stream', 'warp', 'cols', "
+                  "'block' or 'panel'");
       if (cols_ok) return TrsmKernel::kColumns;
     }
   }
@@ -90,6 +104,12 @@ TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_doubl
     const bool cols_win = n <= 32 && !is_double && (!potrs || k >= 16);
     if (k >= min_k && !cols_win) return TrsmKernel::kBlock;
   }
+  // Past n = 128 a few systems (up to ~2 blocks per SM) run the panel kernels, more the
+  // warp-per-system ones (trsm_panel_kernels.cuh: panel_wide_blocks).
+  if (!is_complex && n > cuda::kBlockMaxOrder &&
+      (is_double ? cuda::panel_preferred(n, k, batch, (const double*)nullptr)
+                 : cuda::panel_preferred(n, k, batch, (const float*)nullptr)))
+    return TrsmKernel::kPanel;
   // benchmarks/results/h100-2026-11-22-cols-tune_trsm.txt: the column kernels win every
   // measured point up to n = 16 (1 to 16 columns), and at n = 32 with 16 columns
   // (potrs float64: 0.31 ms against 0.77 warp); at n = 32 with 1 to 4 columns too few

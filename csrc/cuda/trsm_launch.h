@@ -20,13 +20,19 @@ namespace batchchol {
 //   kBlock:   one block per system, the packed triangle in shared memory, several lanes
 //             per column (trsm_block_device.cuh), real types, 17 <= n <= 128 with several
 //             columns (from 4, 8 or 16, by order, dtype and op: trsm_pick_kernel).
+//   kPanel:   one block of 4-8 warps per system and group of up to 16 columns, the
+//             right-hand sides in shared memory and the matrix's tiles streamed
+//             (trsm_panel_device.cuh), real types, n > 128 while the batch gives under
+//             two blocks per SM (panel_preferred, trsm_panel_launch.h).
 //   kWarp:    one warp per system and column group (trsm_kernels.cuh), everything else.
 // benchmarks/tune_trsm.py times the families side by side. BATCHCHOL_TRSM_KERNEL =
-// stream|warp|cols|block forces one where it applies (read at every call; cols and block
-// fall back to the default for complex types and n > 32 / n > 128).
-enum class TrsmKernel { kWarp, kStream, kColumns, kBlock };
-// is_double: float64 (real); potrs: the two-pass solve of launch_potrs.
-TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_double, bool potrs);
+// stream|warp|cols|block|panel forces one where it applies (read at every call; cols,
+// block and panel fall back to the default for complex types, and for n > 32 / n > 128 /
+// orders whose right-hand sides do not fit in shared memory).
+enum class TrsmKernel { kWarp, kStream, kColumns, kBlock, kPanel };
+// is_double: float64 (real); potrs: the two-pass solve of launch_potrs; batch: systems.
+TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_double, bool potrs,
+                            int64_t batch);
 
 // Widest right-hand-side column group per warp of the warp-per-system kernels (0: the
 // kernels' own limit, trsm_max_cpw). BATCHCHOL_TRSM_MAX_CPW=16|8|4 overrides it.
