@@ -4,10 +4,11 @@
 //
 // The warp-per-system kernels (trsm_device.cuh) put one warp on a system: its 32 x 32
 // tiles of the matrix are staged one after the other, so at n = 256..2048 a system is a
-// chain of dependent loads (H200, 2026-11-26: four float64 systems of n = 1024, trsm
-// with one column 1.66 ms against torch's 0.30; 10,000 systems of n = 256 with 16
-// columns 2.35 ms against 2.93). Here the block keeps the right-hand sides in shared
-// memory for the whole solve and its warps stream the tiles of the matrix:
+// chain of dependent loads, and a few systems leave the GPU idle (H200, 2026-11-26: four
+// float64 systems of n = 1024, trsm with one column 1.66 ms against torch's 0.30). Here
+// the block keeps the right-hand sides in shared memory for the whole solve and its warps
+// stream the tiles of the matrix (large batches stay on the warp kernels, which keep
+// more loads in flight per SM there: trsm_panel_kernels.cuh, panel_wide_blocks):
 //
 // - The canonical problem of trsm_device.cuh (M Y = C, M lower, the 16 flag
 //   combinations as index maps). Row blocks of 32 rows; block R belongs to warp
@@ -31,8 +32,6 @@
 // (forward passes), hence off = npad - n rows of slack on each side. Padding rows hold
 // zeros and only ever reach other padding rows.
 #pragma once
-
-#include <climits>
 
 #include "cuda/scalar_ops.cuh"
 #include "cuda/trsm_device.cuh"

@@ -120,7 +120,11 @@ inline int panel_warps(int64_t blocks) {
 
 // Widest column group allowed: BATCHCHOL_PANEL_KC (1, 4, 8 or 16) caps it.
 inline int panel_max_columns() {
-  if (const char* env = std::getenv("BATCHCHOL_PANEL_KC")) return std::atoi(env);
+  if (const char* env = std::getenv("BATCHCHOL_PANEL_KC")) {
+    const int kc = std::atoi(env);
+    TORCH_CHECK(kc >= 1, "batchchol: BATCHCHOL_PANEL_KC must be 1, 4, 8 or 16");
+    return kc;
+  }
   return 16;
 }
 
