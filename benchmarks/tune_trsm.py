@@ -7,8 +7,8 @@ as bench_fixed, or --batches), and prints the effective bandwidth of the fastest
     python benchmarks/tune_trsm.py --max-cpw 16 8 4   # also: columns per warp (warp family)
     python benchmarks/tune_trsm.py --families warp panel --sizes 256 1024 --batches 4 64 \
         --panel-warps 4 8                             # also: the panel family's block size
-    python benchmarks/tune_trsm.py --families warp \
-        --variants warp-sync:BATCHCHOL_TRSM_KERNEL=warp,BATCHCHOL_TRSM_STAGE=sync
+    python benchmarks/tune_trsm.py --families panel --sizes 512 --batches 16 \
+        --variants kc8:BATCHCHOL_TRSM_KERNEL=panel,BATCHCHOL_PANEL_KC=8
                                                       # also: any switches, labelled
 
 Effective bandwidth counts the matrix once and B and X once (bench_fixed's bytes).

@@ -128,14 +128,18 @@ inline int panel_max_columns() {
   return 16;
 }
 
+// Orders whose block (8 warps) fits with at least one column: panel_columns tries one
+// column last, so any width it returns implies that one fits too.
+inline bool panel_order_ok(int64_t n) { return n >= 1 && n < (1 << 20); }
+
 template <typename T>
 bool panel_fits_impl(int64_t n) {
-  return n >= 1 && n < (1 << 20) && panel_columns<T>(int(n), 1, kPanelMaxWarps, 1) == 1;
+  return panel_order_ok(n) && panel_columns<T>(int(n), 1, kPanelMaxWarps, 1) == 1;
 }
 
 template <typename T>
 bool panel_preferred_impl(int64_t n, int64_t k, int64_t batch) {
-  if (!panel_fits_impl<T>(n)) return false;
+  if (!panel_order_ok(n)) return false;
   const int kc = panel_columns<T>(int(n), k, kPanelMaxWarps, panel_max_columns());
   return kc > 0 && batch * ((k + kc - 1) / kc) < panel_wide_blocks();
 }
@@ -150,7 +154,7 @@ void launch_panel_impl(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
   int kc = panel_columns<T>(n, k, kPanelMaxWarps, max_kc);
   const int64_t groups0 = (k + std::max(kc, 1) - 1) / std::max(kc, 1);
   const int warps = panel_warps(batch * groups0);
-  kc = panel_columns<T>(n, k, warps, max_kc);
+  if (warps != kPanelMaxWarps) kc = panel_columns<T>(n, k, warps, max_kc);  // fewer buffers
   TORCH_CHECK(kc > 0, "batchchol: order ", n, " too large for the panel solves");
   PanelParams p{};
   p.a_stride = a_stride;
