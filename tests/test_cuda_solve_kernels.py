@@ -191,3 +191,34 @@ def test_panel_orders_and_column_groups(monkeypatch, warps, columns, dtype):
             X = ops.potrs(L, B.to(dtype), upper)
             ref = torch.cholesky_solve(B.to(dtype).double(), clean, upper=upper)
             assert per_system_error(X, ref) <= tol(dtype, n, COND**2), (n, upper)
+
+
+@pytest.mark.parametrize("mma", ["0", "1"])
+@pytest.mark.parametrize("n", [33, 64, 100, 257])
+def test_warp_mma_column_groups(monkeypatch, mma, n):
+    # The warp solves' float64 8- and 16-column groups run their off-diagonal products on
+    # the MMAs (BATCHCHOL_TRSM_MMA, default on) or the FMA loop: full and partial groups
+    # (k = 12 runs one 16-column group with 12 columns), every orientation of the triangle
+    # (column-major as torch.linalg.cholesky returns it, too), both passes of potrs.
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
+    monkeypatch.setenv("BATCHCHOL_TRSM_MMA", mma)
+    gen = torch.Generator("cuda").manual_seed(17)
+    batch = batch_for(n)
+    for upper, left, transpose, unit in FLAGS[::3]:
+        clean, A = make_triangle(batch, n, torch.float64, upper, unit, gen)
+        for k in (8, 12, 16, 24):
+            shape = (batch, n, k) if left else (batch, k, n)
+            B = torch.randn(shape, dtype=torch.float64, device="cuda", generator=gen)
+            X = ops.trsm(A, B, upper, left, transpose, unit)
+            T, up = (clean.mH, not upper) if transpose else (clean, upper)
+            ref = torch.linalg.solve_triangular(T, B, upper=up, left=left)
+            err = per_system_error(X, ref)
+            assert err <= tol(torch.float64, n, COND), (upper, left, transpose, unit, k, err)
+    for upper in (False, True):
+        clean, L = make_triangle(batch, n, torch.float64, upper, False, gen)
+        for Lin in (L, L.mT.contiguous().mT):
+            for k in (8, 16):
+                B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen)
+                X = ops.potrs(Lin, B, upper)
+                ref = torch.cholesky_solve(B, clean, upper=upper)
+                assert per_system_error(X, ref) <= tol(torch.float64, n, COND**2), (upper, k)

@@ -4,6 +4,7 @@
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --quick
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --blocked-only --quick
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --panel-only --quick
+    compute-sanitizer --tool racecheck python tools/sanitize_ops.py --warp-mma-only
 """
 
 import argparse
@@ -27,6 +28,8 @@ def main():
     ap.add_argument("--warp-posv-only", action="store_true", help="only warp_posv_workload")
     ap.add_argument("--blocked-only", action="store_true",
                     help="only blocked_workload (with --quick: float32 / float64, n = 130, 300)")
+    ap.add_argument("--warp-mma-only", action="store_true",
+                    help="only warp_mma_workload")
     ap.add_argument("--panel-only", action="store_true",
                     help="only panel_workload (with --quick: float64 only)")
     args = ap.parse_args()
@@ -55,6 +58,10 @@ def main():
         panel_workload(args.quick)
         print("sanitize workload done")
         return
+    if args.warp_mma_only:
+        warp_mma_workload()
+        print("sanitize workload done")
+        return
     for dtype in dtypes:
         for n in sizes:
             A = random_spd((3,), n, dtype)
@@ -73,6 +80,7 @@ def main():
     solve_kernels_workload(dtypes, args.quick)
     one_column_stage_workload()
     panel_workload(args.quick)
+    warp_mma_workload()
     wide_posv_workload()
     warp_posv_workload()
     ragged_workload(dtypes, args.quick)
@@ -197,6 +205,25 @@ def panel_workload(quick):
             torch.cuda.synchronize()
             for key in env:
                 os.environ.pop(key)
+
+
+def warp_mma_workload():
+    """The warp-per-system solves with column groups of 8 and 16 (k = 8, 16, 24): float64
+    products on the MMAs and on the FMA loop (BATCHCHOL_TRSM_MMA), solved rows staged by
+    16-byte chunks (contiguous groups) and by lanes (right solves, partial groups)."""
+    import os
+
+    os.environ["BATCHCHOL_TRSM_KERNEL"] = "warp"
+    for mma in ("1", "0"):
+        os.environ["BATCHCHOL_TRSM_MMA"] = mma
+        for dtype in (torch.float32, torch.float64):
+            for n, batch in ((40, 3), (130, 2)):
+                L = lower_triangle(batch, n, dtype)
+                for k in (8, 16, 24):
+                    solve_both_triangles(L, torch.randn(batch, n, k, dtype=dtype, device="cuda"))
+        torch.cuda.synchronize()
+    for key in ("BATCHCHOL_TRSM_KERNEL", "BATCHCHOL_TRSM_MMA"):
+        os.environ.pop(key)
 
 
 def families_workload(dtypes):

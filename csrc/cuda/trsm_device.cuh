@@ -10,16 +10,20 @@
 // The flags only change address arithmetic in the loaders; the arithmetic loops
 // are the same for all 16 variants, so they are runtime values, not templates.
 //
-// Work split: one warp owns one system and CPW right-hand-side columns. Lane l owns
-// canonical row 32R + l of every row block R (so a lane only ever re-reads solution
-// rows that it wrote itself within one pass). Row block R is updated by the solved
-// blocks C < R (a 32x32xCPW GEMM per block, tiles of M staged in shared memory
-// with coalesced loads in either orientation) and then solved with shuffles.
+// This file: the view, the shared-memory layouts and the staging of 32 x 32 tiles of M
+// (shared by the warp, streaming and panel solves). The warp-per-system solve itself
+// (one warp per system and CPW right-hand-side columns, lane l owning canonical row
+// 32 R + l of every row block R; block R updated by the solved blocks C < R, a 32 x 32 x
+// CPW product per block, then solved with shuffles or broadcasts) is in
+// trsm_warp_solve.cuh.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "cuda/async_copy.cuh"
+#include "cuda/dmma.cuh"  // dmma_available (the MMA layouts' sizes)
 #include "cuda/scalar_ops.cuh"
 
 namespace batchchol {
@@ -36,10 +40,38 @@ constexpr int trsm_xs_ld() {
   return CPW == 1 ? 1 : CPW + (sizeof(T) >= 16 ? 1 : int(16 / sizeof(T)));
 }
 
-// Shared memory of one warp: a tile of M and the staged solution rows.
+// Float64 groups of 8 or 16 columns run the off-diagonal products M[R, C] Y[C] on the
+// MMAs (dmma.cuh): NB = CPW / 8 column blocks of 8 x 8 accumulators per 8-row block, 0
+// where the FMA loop runs. Why: with one row per lane, every multiply-add of the FMA
+// loop came with a share of a 16-byte broadcast of Y, and the loop kept L1 / shared
+// memory the busiest unit (ncu, H100, float64 trsm n = 256 with 16 columns: 86.5% of
+// L1 throughput, 0.34 instructions issued per cycle and scheduler); an m8n8k4 MMA does
+// 256 multiply-adds from one 8-byte A and one 8-byte B load per lane.
+template <typename T, int CPW>
+__host__ __device__ constexpr int trsm_mma_blocks() {
+  return dmma_available() && std::is_same_v<T, double> && (CPW == 8 || CPW == 16) ? CPW / 8
+                                                                                   : 0;
+}
+
+// The MMA path stages its tile of M at a pitch of 32 with trsm_swizzle, and the solved
+// rows Y[C] at a pitch of 20 doubles (4 mod 16: a half warp's B fragment, rows k..k + 3 at
+// columns c..c + 3, falls in 16 distinct 8-byte banks) after the tile.
+constexpr int kTrsmMmaLdy = 20;
+
+// Shared memory of one warp: a tile of M and the staged solution rows (either layout).
 template <typename T, int CPW>
 constexpr size_t trsm_warp_smem_bytes() {
-  return size_t(kTrsmTile) * (kTrsmTileLd + trsm_xs_ld<T, CPW>()) * sizeof(T);
+  const size_t fma = size_t(kTrsmTile) * (kTrsmTileLd + trsm_xs_ld<T, CPW>());
+  const size_t mma = trsm_mma_blocks<T, CPW>() > 0 ? size_t(kTrsmTile) * (kTrsmTile + kTrsmMmaLdy) : 0;
+  return (fma > mma ? fma : mma) * sizeof(T);
+}
+
+// Column of tile entry (r, c) in the MMA path's staged tile (row r at r * 32): c XOR a
+// 4-bit function of r, so that the A fragments (rows r..r + 3 with r % 4 == 0, columns
+// c..c + 3) and the staging writes along a row or a column of the tile each hit 16
+// distinct 8-byte banks per half warp.
+__device__ __forceinline__ int trsm_swizzle(int r, int c) {
+  return c ^ (((r & 3) << 2) | ((r >> 2) & 3));
 }
 
 struct TrsmView {
@@ -47,6 +79,7 @@ struct TrsmView {
   bool rev, trans, conj, unit;
   int64_t rs, cs;  // strides (elements) of a canonical row / column of C and Y
   bool async_tiles = false;  // float64: the warp solve's tiles by cp.async (trsm_tile_start)
+  bool chunk_rows = true;    // the warp solve's Y rows by 16-byte chunks where they allow
 };
 
 template <typename T, int CPW>
@@ -108,11 +141,25 @@ __device__ __forceinline__ TrsmTileWalk<T> trsm_tile_walk(const T* A, const Trsm
   return w;
 }
 
+// Where step t of this lane's walk lands in Ms: at w's pitch, or (kSwz) in the MMA
+// path's layout, row * 32 + trsm_swizzle(row, col), the lane's fixed coordinate being
+// the tile row of a transposed read and the tile column of a plain one.
+template <bool kSwz, typename W>
+__device__ __forceinline__ int trsm_ms_index(const W& w, bool trans, int lane, int t) {
+  if constexpr (kSwz) {
+    const int r = trans ? lane : t, c = trans ? t : lane;
+    return r * kTrsmTile + trsm_swizzle(r, c);
+  } else {
+    return w.ms_fixed + t * w.ms_step;
+  }
+}
+
 // Stages the 32x32 tile of M at canonical (r0, c0) into Ms (pitch kTrsmTileLd).
 // Entries outside the referenced triangle are never read from A: they become 0,
 // and the diagonal becomes 1 where it is unit or beyond n (so that padding rows
 // keep a finite reciprocal and stay 0).
-template <typename T>
+// kSwz: at the MMA path's pitch and swizzle (trsm_swizzle) instead.
+template <typename T, bool kSwz = false>
 __device__ __forceinline__ void trsm_stage_tile(const T* __restrict__ A, const TrsmView& v,
                                                 int r0, int c0, T* Ms, int lane) {
   const int n = v.n;
@@ -138,7 +185,7 @@ __device__ __forceinline__ void trsm_stage_tile(const T* __restrict__ A, const T
       val[u] = x;
     }
 #pragma unroll
-    for (int u = 0; u < kPart; ++u) Ms[w.ms_fixed + (h + u) * w.ms_step] = val[u];
+    for (int u = 0; u < kPart; ++u) Ms[trsm_ms_index<kSwz>(w, v.trans, lane, h + u)] = val[u];
   }
 }
 
@@ -146,7 +193,7 @@ __device__ __forceinline__ void trsm_stage_tile(const T* __restrict__ A, const T
 // once, no registers held, zero where trsm_stage_tile writes 0 or a unit / padding 1
 // (the solves take those diagonal entries as 1 themselves). The copies land after a
 // cp_async_commit / cp_async_wait and a __syncwarp.
-template <typename T>
+template <typename T, bool kSwz = false>
 __device__ __forceinline__ void trsm_issue_tile(const T* __restrict__ A, const TrsmView& v, int r0,
                                                 int c0, T* Ms, int lane) {
   const int n = v.n;
@@ -158,7 +205,8 @@ __device__ __forceinline__ void trsm_issue_tile(const T* __restrict__ A, const T
     const int j = v.trans ? w.vary0 + t : w.fixed;
     // Off the diagonal j < i always holds (c0 < r0); only rows past n are out.
     const bool ok = i < n && (!diag || j < i || (j == i && !v.unit));
-    cp_async_elem_or_zero(Ms + w.ms_fixed + t * w.ms_step, ok ? w.p + t * w.step : A, ok);
+    cp_async_elem_or_zero(Ms + trsm_ms_index<kSwz>(w, v.trans, lane, t), ok ? w.p + t * w.step : A,
+                          ok);
   }
 }
 
@@ -172,122 +220,23 @@ __device__ __forceinline__ void trsm_issue_tile(const T* __restrict__ A, const T
 // lost everywhere (potrs n = 64 0.102 -> 0.116 ms, trsm n = 256 with 16 columns 1.208 ->
 // 1.324): as many copy instructions for half the bytes. Complex types conjugate on the
 // way.
-template <typename T>
+template <typename T, bool kSwz = false>
 __device__ __forceinline__ void trsm_tile_start(const T* __restrict__ A, const TrsmView& v, int r0,
                                                 int c0, T* Ms, int lane) {
   if constexpr (!IsComplex<T>::value && sizeof(T) == 8) {
     if (v.async_tiles) {
-      trsm_issue_tile(A, v, r0, c0, Ms, lane);
+      trsm_issue_tile<T, kSwz>(A, v, r0, c0, Ms, lane);
       cp_async_commit();
       return;
     }
   }
-  trsm_stage_tile(A, v, r0, c0, Ms, lane);
+  trsm_stage_tile<T, kSwz>(A, v, r0, c0, Ms, lane);
 }
 
 // Waits for this lane's copies (none pending without async_tiles: returns at once).
 template <typename T>
 __device__ __forceinline__ void trsm_tile_wait() {
   if constexpr (!IsComplex<T>::value && sizeof(T) == 8) cp_async_wait<0>();
-}
-
-// Solves M Y = C for the CPW columns [c_first, c_first + ncols) of one system.
-// src (C) and dst (Y) point at column c_first of the system; they may alias
-// (in-place): every element of C is read by the lane that later writes it, before
-// it writes it. Must be called by all 32 lanes of a warp.
-template <typename T, int CPW>
-__device__ void trsm_warp_solve(const T* __restrict__ A, const T* src, T* dst, const TrsmView& v,
-                                int ncols, T* Ms, T* Xs, int lane) {
-  constexpr int LDX = trsm_xs_ld<T, CPW>();
-  const int n = v.n;
-  const int nblk = (n + kTrsmTile - 1) / kTrsmTile;
-  for (int R = 0; R < nblk; ++R) {
-    const int r0 = R * kTrsmTile;
-    const int i = r0 + lane;
-    const bool row_ok = i < n;
-    const int64_t prow = int64_t(v.rev ? n - 1 - i : i) * v.rs;
-
-    T acc[CPW];
-#pragma unroll
-    for (int c = 0; c < CPW; ++c)
-      acc[c] = (row_ok && c < ncols) ? src[prow + c * v.cs] : T(0);
-
-    // acc -= M[R, C] * Y[C] for the solved blocks C < R (left-looking).
-    for (int C = 0; C < R; ++C) {
-      __syncwarp();  // the previous readers of Ms / Xs are done
-      // The tile's copies fly while this lane's solved rows are read back.
-      trsm_tile_start(A, v, r0, C * kTrsmTile, Ms, lane);
-      {
-        // Row C*32+lane of Y was written by this lane in this pass.
-        const int ic = C * kTrsmTile + lane;
-        const int64_t pc = int64_t(v.rev ? n - 1 - ic : ic) * v.rs;
-        T y[CPW];
-#pragma unroll
-        for (int c = 0; c < CPW; ++c) y[c] = c < ncols ? dst[pc + c * v.cs] : T(0);
-        trsm_store_row<T, CPW>(Xs + lane * LDX, y);
-      }
-      trsm_tile_wait<T>();
-      __syncwarp();
-#pragma unroll 8
-      for (int jj = 0; jj < kTrsmTile; ++jj) {
-        const T m = Ms[lane * kTrsmTileLd + jj];
-        T y[CPW];
-        trsm_load_row<T, CPW>(Xs + jj * LDX, y);
-#pragma unroll
-        for (int c = 0; c < CPW; ++c) acc[c] -= m * y[c];
-      }
-    }
-
-    // Diagonal block: forward substitution, the solved entry of step jj broadcast
-    // from lane jj (whose row is final at that point).
-    __syncwarp();
-    trsm_tile_start(A, v, r0, r0, Ms, lane);
-    trsm_tile_wait<T>();
-    __syncwarp();
-    // Unit and padding rows divide by 1 (the staged diagonal holds 1 or 0 there).
-    const T invd = (row_ok && !v.unit) ? T(1) / Ms[lane * kTrsmTileLd + lane] : T(1);
-    const int steps = min(kTrsmTile, n - r0);
-    if constexpr (CPW >= 4) {
-      // Many columns: lane jj publishes its solved row in Xs and the warp reads it back
-      // with 16-byte broadcasts, instead of one shuffle per column (two per float64);
-      // with 16 columns the shuffles were the busiest pipe. Row jj is written once per
-      // diagonal block, so only the write -> read order needs the barrier.
-#pragma unroll 2
-      for (int jj = 0; jj < steps; ++jj) {
-        if (lane == jj) {
-          T y[CPW];
-#pragma unroll
-          for (int c = 0; c < CPW; ++c) y[c] = acc[c] * invd;
-          trsm_store_row<T, CPW>(Xs + jj * LDX, y);
-        }
-        __syncwarp();
-        const T m = Ms[lane * kTrsmTileLd + jj];
-        T yr[CPW];
-        trsm_load_row<T, CPW>(Xs + jj * LDX, yr);
-        if (lane > jj) {
-#pragma unroll
-          for (int c = 0; c < CPW; ++c) acc[c] -= m * yr[c];
-        }
-      }
-    } else {
-#pragma unroll 4
-      for (int jj = 0; jj < steps; ++jj) {
-        const T m = Ms[lane * kTrsmTileLd + jj];
-#pragma unroll
-        for (int c = 0; c < CPW; ++c) {
-          const T yj = shfl(acc[c] * invd, jj);
-          if (lane > jj) acc[c] -= m * yj;
-        }
-      }
-    }
-    if (row_ok) {
-#pragma unroll
-      for (int c = 0; c < CPW; ++c)
-        if (c < ncols) dst[prow + c * v.cs] = acc[c] * invd;
-    }
-  }
-  // Later passes may read rows that other lanes wrote.
-  __syncwarp();
 }
 
 }  // namespace cuda

@@ -8,10 +8,12 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <type_traits>
 
 #include "cuda/launch_utils.h"
-#include "cuda/trsm_device.cuh"
+#include "cuda/trsm_warp_solve.cuh"
 
 namespace batchchol {
 namespace cuda {
@@ -32,6 +34,10 @@ inline TrsmView trsm_view(int64_t n, int64_t k, bool upper, bool left, bool tran
   v.rev = upper != v.trans;
   v.rs = left ? k : 1;
   v.cs = left ? 1 : n;
+  // BATCHCHOL_TRSM_YCHUNKS=0: the warp solves' lanes load their own solved rows
+  // (trsm_rows_chunked; an A/B switch read at every call).
+  const char* chunks = std::getenv("BATCHCHOL_TRSM_YCHUNKS");
+  v.chunk_rows = chunks == nullptr || std::strcmp(chunks, "0") != 0;
   return v;
 }
 
@@ -64,8 +70,25 @@ __device__ __forceinline__ void trsm_warp_smem(T*& Ms, T*& Xs) {
   Xs = Ms + kTrsmTile * kTrsmTileLd;
 }
 
+// Whether the warp solves run their products on the MMAs where trsm_mma_blocks allows:
+// BATCHCHOL_TRSM_MMA=0 keeps the FMA loop (an A/B switch, read at every call like
+// BATCHCHOL_TRSM_KERNEL).
+inline bool trsm_mma_enabled() {
+  const char* env = std::getenv("BATCHCHOL_TRSM_MMA");
+  return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
+// Calls f(integral_constant<bool, kMma>) with the warp solves' MMA switch for T and CPW.
+template <typename T, int CPW, typename F>
+void with_trsm_mma(F&& f) {
+  if constexpr (trsm_mma_blocks<T, CPW>() > 0) {
+    if (trsm_mma_enabled()) return f(std::true_type{});
+  }
+  f(std::false_type{});
+}
+
 // X = op(A)^-1 B (or B op(A)^-1), described canonically by v (see trsm_device.cuh).
-template <typename T, int CPW>
+template <typename T, int CPW, bool kMma = (trsm_mma_blocks<T, CPW>() > 0)>
 __global__ void __launch_bounds__(kTrsmWarps * 32)
     trsm_warp_kernel(const T* __restrict__ A, const T* B, T* X, TrsmView v, TrsmBatchParams p) {
   int64_t sys;
@@ -74,17 +97,17 @@ __global__ void __launch_bounds__(kTrsmWarps * 32)
   T *Ms, *Xs;
   trsm_warp_smem<T, CPW>(Ms, Xs);
   const int64_t off = sys * p.b_stride + c0 * v.cs;
-  trsm_warp_solve<T, CPW>(A + sys * p.a_stride, B + off, X + off, v, ncols, Ms, Xs,
-                          threadIdx.x & 31);
+  trsm_warp_solve<T, CPW, kMma>(A + sys * p.a_stride, B + off, X + off, v, ncols, Ms, Xs,
+                                threadIdx.x & 31);
 }
 
 // potrs: the forward pass (v1) then the backward pass (v2) by the same warp; the
 // second pass reads the first one's result (rows of other lanes: the __syncwarp at
 // the end of trsm_warp_solve orders those accesses), typically from L1/L2.
-template <typename T, int CPW>
-__global__ void __launch_bounds__(kTrsmWarps * 32)
-    potrs_warp_kernel(const T* __restrict__ L, const T* B, T* X, TrsmView v1, TrsmView v2,
-                      TrsmBatchParams p) {
+template <typename T, int CPW, bool kMma>
+__device__ __forceinline__ void potrs_warp_body(const T* __restrict__ L, const T* B, T* X,
+                                                const TrsmView& v1, const TrsmView& v2,
+                                                const TrsmBatchParams& p) {
   int64_t sys;
   int c0, ncols;
   if (!trsm_work_item<CPW>(p, sys, c0, ncols)) return;
@@ -93,8 +116,24 @@ __global__ void __launch_bounds__(kTrsmWarps * 32)
   const int64_t off = sys * p.b_stride + c0 * v1.cs;
   const T* Ls = L + sys * p.a_stride;
   const int lane = threadIdx.x & 31;
-  trsm_warp_solve<T, CPW>(Ls, B + off, X + off, v1, ncols, Ms, Xs, lane);
-  trsm_warp_solve<T, CPW>(Ls, X + off, X + off, v2, ncols, Ms, Xs, lane);
+  trsm_warp_solve<T, CPW, kMma>(Ls, B + off, X + off, v1, ncols, Ms, Xs, lane);
+  trsm_warp_solve<T, CPW, kMma>(Ls, X + off, X + off, v2, ncols, Ms, Xs, lane);
+}
+
+template <typename T, int CPW>
+__global__ void __launch_bounds__(kTrsmWarps * 32)
+    potrs_warp_kernel(const T* __restrict__ L, const T* B, T* X, TrsmView v1, TrsmView v2,
+                      TrsmBatchParams p) {
+  potrs_warp_body<T, CPW, false>(L, B, X, v1, v2, p);
+}
+
+// The products on the MMAs (trsm_mma_blocks), held to three blocks per SM by registers
+// (ptxas took 187 at 16 columns, two blocks; at four, 128 registers spilled 120 bytes).
+template <typename T, int CPW>
+__global__ void __launch_bounds__(kTrsmWarps * 32, 3)
+    potrs_warp_mma_kernel(const T* __restrict__ L, const T* B, T* X, TrsmView v1, TrsmView v2,
+                          TrsmBatchParams p) {
+  potrs_warp_body<T, CPW, true>(L, B, X, v1, v2, p);
 }
 
 // Widest column group per warp: at most 128 bytes of accumulators per lane (plus

@@ -8,15 +8,14 @@
 // MMA does 256 multiply-adds per warp instruction from six 8-byte loads per thread and
 // k-step, at twice the FMA rate on sm_90.
 //
-// Fragments of mma.m8n8k4.row.col.f64 (PTX ISA): lane l holds A(l / 4, l % 4) of the
-// 8 x 4 A, B(l % 4, l / 4) of the 4 x 8 B and C(l / 4, 2 (l % 4) + e), e = 0, 1, of the
-// 8 x 8 accumulator. With A = rows of L21 for the tile's rows and B = L21^T for its
+// Fragments: dmma.cuh. With A = rows of L21 for the tile's rows and B = L21^T for its
 // columns, both fragments are element (row, k) of a slice staged row by row, so lane l
 // reads slice row l / 4 at column l % 4.
 #pragma once
 
 #include <type_traits>
 
+#include "cuda/dmma.cuh"
 #include "cuda/potrf_block.cuh"
 
 namespace batchchol {
@@ -26,11 +25,7 @@ namespace cuda {
 // stays on the FMA pipes: TF32 would round the products).
 template <typename T>
 constexpr bool update_uses_dmma() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-  return false;
-#else
-  return std::is_same_v<T, double>;
-#endif
+  return dmma_available() && std::is_same_v<T, double>;
 }
 
 // Pitch of a staged 64 x 32 slice: a half warp reads rows r..r + 3 at columns c..c + 3;
@@ -50,16 +45,6 @@ struct DmmaWarpTile {
   // Whether every entry lies above the diagonal of a diagonal tile (nothing to compute).
   __device__ __forceinline__ bool above_diagonal() const { return col0 > row0 + 15; }
 };
-
-__device__ __forceinline__ void dmma_m8n8k4(double (&d)[2], double a, double b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-      : "+d"(d[0]), "+d"(d[1])
-      : "d"(a), "d"(b));
-#elif defined(__CUDA_ARCH__)
-  __trap();  // no float64 MMA below sm_80: update_uses_dmma keeps callers off this path
-#endif
-}
 
 // acc += (rows of pi) (rows of pj)^T over the 32 columns of the staged slices.
 __device__ __forceinline__ void dmma_panel(double (&acc)[2][4][2], const DmmaWarpTile& wt,
