@@ -102,8 +102,12 @@ TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_doubl
   // 1.12 against 1.56); at n = 17..32 the same as at 33..64 for float64, while float32
   // keeps the column kernels from 8 columns (trsm 16 columns: 0.218 ms cols, 0.243
   // block) except potrs with 4 to 8 (0.25 against 0.28 cols).
+  // Since the warp solves' float64 products run on the MMAs (twenty-ninth round, H100,
+  // results/h100-2026-11-27-mma-solves-*), float64 trsm at n = 97..128 keeps them up to
+  // 16 columns (n = 128: 16 columns 0.650 ms warp, 0.722 block; 32 columns block 1.115,
+  // warp 1.177; at n = 96 block still wins, 0.398 vs 0.455); potrs and float32 stay.
   if (block_ok && n > 16) {
-    const int64_t min_k = n > 96   ? 16
+    const int64_t min_k = n > 96   ? ((is_double && !potrs) ? 17 : 16)
                           : n > 64 ? ((potrs || !is_double) ? 8 : 16)
                                    : (potrs ? 4 : 8);
     const bool cols_win = n <= 32 && !is_double && (!potrs || k >= 16);
