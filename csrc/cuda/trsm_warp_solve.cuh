@@ -1,9 +1,10 @@
 // The warp-per-system solve (one warp owns one system and CPW right-hand-side columns)
 // and its two loops for the off-diagonal products: one row per lane on the FMA pipes, or
 // 8 x 8 fragments on the float64 MMAs. Views, tile staging and the shared-memory layouts
-// are in trsm_device.cuh. Lane l owns canonical row 32 R + l of every row block R, so in
-// the FMA loop a lane only re-reads solution rows it wrote itself within one pass (the
-// MMA loop's chunked reads of Y[C] take other lanes' rows, after a __syncwarp).
+// are in trsm_device.cuh. Lane l owns canonical row 32 R + l of every row block R; a lane
+// loading its own solved rows back only re-reads what it wrote itself within one pass,
+// while the chunked loads of Y[C] (trsm_issue_rows, either loop) take other lanes' rows,
+// ordered after their stores by the __syncwarp that opens each block C.
 #pragma once
 
 #include <cstdint>
