@@ -52,6 +52,21 @@ __device__ __forceinline__ void trsm_issue_rows(const T* dst, const TrsmView& v,
   }
 }
 
+// The lane's own row C * 32 + lane of Y (this group's columns, zero past ncols) into Ys
+// at pitch LD: the loads that trsm_issue_rows replaces where the group allows. The lane
+// wrote that row itself in this pass.
+template <typename T, int CPW, int LD>
+__device__ __forceinline__ void trsm_stage_own_row(const T* dst, const TrsmView& v, int ncols,
+                                                   int C, T* Ys, int lane) {
+  const int n = v.n;
+  const int ic = C * kTrsmTile + lane;
+  const int64_t pc = int64_t(v.rev ? n - 1 - ic : ic) * v.rs;
+  T y[CPW];
+#pragma unroll
+  for (int c = 0; c < CPW; ++c) y[c] = c < ncols ? dst[pc + c * v.cs] : T(0);
+  trsm_store_row<T, CPW>(Ys + lane * LD, y);
+}
+
 // acc -= M[R, C] Y[C] over the solved row blocks C < R, one row per lane (row 32 R +
 // lane): tile C of M staged, the lane's solved rows of block C staged in Xs for broadcast
 // reads, CPW multiply-adds per entry of M.
@@ -60,7 +75,6 @@ __device__ __forceinline__ void trsm_fma_update(const T* __restrict__ A, const T
                                                 const TrsmView& v, int ncols, int R, T* Ms,
                                                 T* Xs, int lane, T (&acc)[CPW]) {
   constexpr int LDX = trsm_xs_ld<T, CPW>();
-  const int n = v.n;
   const int r0 = R * kTrsmTile;
   const bool chunks = trsm_rows_chunked<T, CPW, LDX>(v, dst, ncols);
   for (int C = 0; C < R; ++C) {
@@ -68,15 +82,7 @@ __device__ __forceinline__ void trsm_fma_update(const T* __restrict__ A, const T
     if (chunks) trsm_issue_rows<T, CPW, LDX>(dst, v, C, Xs, lane);
     // The tile's copies fly while this lane's solved rows are read back.
     trsm_tile_start(A, v, r0, C * kTrsmTile, Ms, lane);
-    if (!chunks) {
-      // Row C*32+lane of Y was written by this lane in this pass.
-      const int ic = C * kTrsmTile + lane;
-      const int64_t pc = int64_t(v.rev ? n - 1 - ic : ic) * v.rs;
-      T y[CPW];
-#pragma unroll
-      for (int c = 0; c < CPW; ++c) y[c] = c < ncols ? dst[pc + c * v.cs] : T(0);
-      trsm_store_row<T, CPW>(Xs + lane * LDX, y);
-    }
+    if (!chunks) trsm_stage_own_row<T, CPW, LDX>(dst, v, ncols, C, Xs, lane);
     if (chunks) {
       cp_async_wait<0>();
     } else {
@@ -105,7 +111,6 @@ __device__ __forceinline__ void trsm_mma_update(const double* __restrict__ A, co
                                                 const TrsmView& v, int ncols, int R, double* Ms,
                                                 int lane, double (&gr)[CPW]) {
   constexpr int NB = CPW / 8;
-  const int n = v.n;
   const int r0 = R * kTrsmTile;
   double* Ys = Ms + kTrsmTile * kTrsmTile;
   const int q = lane >> 2, kk = lane & 3;
@@ -119,14 +124,7 @@ __device__ __forceinline__ void trsm_mma_update(const double* __restrict__ A, co
     __syncwarp();  // the previous readers of Ms / Ys are done, Y[C]'s rows are stored
     if (chunks) trsm_issue_rows<double, CPW, kTrsmMmaLdy>(dst, v, C, Ys, lane);
     trsm_tile_start<double, true>(A, v, r0, C * kTrsmTile, Ms, lane);
-    if (!chunks) {
-      const int ic = C * kTrsmTile + lane;
-      const int64_t pc = int64_t(v.rev ? n - 1 - ic : ic) * v.rs;
-      double y[CPW];
-#pragma unroll
-      for (int c = 0; c < CPW; ++c) y[c] = c < ncols ? dst[pc + c * v.cs] : 0.0;
-      trsm_store_row<double, CPW>(Ys + lane * kTrsmMmaLdy, y);
-    }
+    if (!chunks) trsm_stage_own_row<double, CPW, kTrsmMmaLdy>(dst, v, ncols, C, Ys, lane);
     cp_async_wait<0>();
     __syncwarp();
 #pragma unroll 2
