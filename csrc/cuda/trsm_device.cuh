@@ -10,8 +10,8 @@
 // The flags only change address arithmetic in the loaders; the arithmetic loops
 // are the same for all 16 variants, so they are runtime values, not templates.
 //
-// This file: the view, the shared-memory layouts and the staging of 32 x 32 tiles of M
-// (shared by the warp, streaming and panel solves). The warp-per-system solve itself
+// This file: the view (every warp-based solve's), the warp solve's shared-memory layouts
+// and the staging of 32 x 32 tiles of M (warp and panel solves). The warp-per-system solve itself
 // (one warp per system and CPW right-hand-side columns, lane l owning canonical row
 // 32 R + l of every row block R; block R updated by the solved blocks C < R, a 32 x 32 x
 // CPW product per block, then solved with shuffles or broadcasts) is in
