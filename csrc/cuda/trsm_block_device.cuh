@@ -1,7 +1,7 @@
 // Device routines of the block-per-system triangular solves: orders up to 128 with
 // several right-hand sides, real types.
 //
-// The warp-per-system kernels (trsm_device.cuh) re-stage 32 x 32 tiles of the matrix
+// The warp-per-system kernels (trsm_warp_solve.cuh) re-stage 32 x 32 tiles of the matrix
 // for every row block of every pass, one warp per system and column group: at
 // n = 64 with 16 columns ncu found them at 12 warps per SM issuing 0.3 instructions
 // per cycle, bound by L1 traffic (results/h100-2026-11-22-ncu-potrs-f64-64-16.txt).

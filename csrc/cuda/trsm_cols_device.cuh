@@ -1,7 +1,7 @@
 // Device routines of the column-per-lane triangular solves: small systems (n <= 32)
 // with several right-hand sides, real types.
 //
-// The warp-per-system kernels (trsm_device.cuh) give each lane a ROW of the solution
+// The warp-per-system kernels (trsm_warp_solve.cuh) give each lane a ROW of the solution
 // and pass every solved entry to the other lanes, one shuffle or shared-memory
 // broadcast per step: a serial chain of n steps per system, which is what held them
 // at 13-47% of the roofline with 16 columns. Here each lane owns one right-hand-side

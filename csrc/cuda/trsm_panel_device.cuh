@@ -2,7 +2,7 @@
 // group of up to KC right-hand-side columns), real types, any order; built for the
 // orders past 128, where the factor's triangle no longer fits in shared memory.
 //
-// The warp-per-system kernels (trsm_device.cuh) put one warp on a system: its 32 x 32
+// The warp-per-system kernels (trsm_warp_solve.cuh) put one warp on a system: its 32 x 32
 // tiles of the matrix are staged one after the other, so at n = 256..2048 a system is a
 // chain of dependent loads, and a few systems leave the GPU idle (H200, 2026-11-26: four
 // float64 systems of n = 1024, trsm with one column 1.66 ms against torch's 0.30). Here

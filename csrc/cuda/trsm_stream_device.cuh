@@ -3,7 +3,7 @@
 // the TrsmView and the 16 flag combinations) and keeps S - 1 tiles in flight with
 // cp.async while it computes on the oldest one.
 //
-// Why: the warp-per-system kernel (trsm_device.cuh) loads each tile in dependent parts
+// Why: the warp-per-system kernel (trsm_warp_solve.cuh) loads each tile in dependent parts
 // and wastes most lanes on small systems (one system per warp): trsm float32 n = 4 ran
 // at 0.5x torch.linalg.solve_triangular. Streaming with packed tiles runs it 5x faster
 // than torch; from n = 32 the warp-per-system kernel stays faster (more warps per SM),
