@@ -193,32 +193,38 @@ def test_panel_orders_and_column_groups(monkeypatch, warps, columns, dtype):
             assert per_system_error(X, ref) <= tol(dtype, n, COND**2), (n, upper)
 
 
-@pytest.mark.parametrize("mma", ["0", "1"])
-@pytest.mark.parametrize("n", [33, 64, 100, 257])
-def test_warp_mma_column_groups(monkeypatch, mma, n):
-    # The warp solves' float64 8- and 16-column groups run their off-diagonal products on
-    # the MMAs (BATCHCHOL_TRSM_MMA, default on) or the FMA loop: full and partial groups
-    # (k = 12 runs one 16-column group with 12 columns), every orientation of the triangle
-    # (column-major as torch.linalg.cholesky returns it, too), both passes of potrs.
+@pytest.mark.parametrize("io", ["0", "1"])
+@pytest.mark.parametrize("dtype,mma", [(torch.float64, "0"), (torch.float64, "1"),
+                                       (torch.float32, "1")])
+@pytest.mark.parametrize("n", [33, 64, 100, 160, 257])
+def test_warp_column_groups(monkeypatch, dtype, mma, io, n):
+    # The warp solves' 8- and 16-column groups: float64 off-diagonal products on the MMAs
+    # (BATCHCHOL_TRSM_MMA, default on) or the FMA loop; right-hand sides in and solved
+    # rows out by 16-byte chunks (BATCHCHOL_TRSM_IOCHUNKS, default on: left solves with
+    # full groups, k = 8, 16, 24) or by each lane; full and partial groups (k = 12 runs
+    # one 16-column group with 12 columns), partial last row blocks (n = 33, 100, 257),
+    # every orientation of the triangle (column-major as torch.linalg.cholesky returns it,
+    # too), both passes of potrs (the second one in place).
     monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
     monkeypatch.setenv("BATCHCHOL_TRSM_MMA", mma)
+    monkeypatch.setenv("BATCHCHOL_TRSM_IOCHUNKS", io)
     gen = torch.Generator("cuda").manual_seed(17)
     batch = batch_for(n)
     for upper, left, transpose, unit in FLAGS[::3]:
-        clean, A = make_triangle(batch, n, torch.float64, upper, unit, gen)
+        clean, A = make_triangle(batch, n, dtype, upper, unit, gen)
         for k in (8, 12, 16, 24):
             shape = (batch, n, k) if left else (batch, k, n)
             B = torch.randn(shape, dtype=torch.float64, device="cuda", generator=gen)
-            X = ops.trsm(A, B, upper, left, transpose, unit)
+            X = ops.trsm(A, B.to(dtype), upper, left, transpose, unit)
             T, up = (clean.mH, not upper) if transpose else (clean, upper)
             ref = torch.linalg.solve_triangular(T, B, upper=up, left=left)
             err = per_system_error(X, ref)
-            assert err <= tol(torch.float64, n, COND), (upper, left, transpose, unit, k, err)
+            assert err <= tol(dtype, n, COND), (upper, left, transpose, unit, k, err)
     for upper in (False, True):
-        clean, L = make_triangle(batch, n, torch.float64, upper, False, gen)
+        clean, L = make_triangle(batch, n, dtype, upper, False, gen)
         for Lin in (L, L.mT.contiguous().mT):
             for k in (8, 16):
                 B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen)
-                X = ops.potrs(Lin, B, upper)
+                X = ops.potrs(Lin, B.to(dtype), upper)
                 ref = torch.cholesky_solve(B, clean, upper=upper)
-                assert per_system_error(X, ref) <= tol(torch.float64, n, COND**2), (upper, k)
+                assert per_system_error(X, ref) <= tol(dtype, n, COND**2), (upper, k)

@@ -210,7 +210,8 @@ def panel_workload(quick):
 def warp_mma_workload():
     """The warp-per-system solves with column groups of 8 and 16 (k = 8, 16, 24): float64
     products on the MMAs and on the FMA loop (BATCHCHOL_TRSM_MMA), solved rows staged by
-    16-byte chunks (contiguous groups) and by lanes (right solves, partial groups)."""
+    16-byte chunks (contiguous groups; right-hand sides in and solved rows out likewise)
+    and by lanes (right solves, partial groups)."""
     import os
 
     os.environ["BATCHCHOL_TRSM_KERNEL"] = "warp"

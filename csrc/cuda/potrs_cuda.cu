@@ -62,14 +62,16 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
   p.b_stride = n * k;
   cuda::trsm_split_columns<T>(k, [&](auto cpw, int64_t col_begin, int64_t col_end) {
     constexpr int CPW = decltype(cpw)::value;
-    const auto launch = [&](auto kernel) {
-      size_t smem = 0;
-      const dim3 grid = cuda::trsm_prepare_launch<T, CPW>(kernel, p, col_begin, col_end, smem);
-      kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(L, B, X, v1, v2, p);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
-    };
     cuda::with_trsm_mma<T, CPW>([&](auto mma) {
-      if constexpr (decltype(mma)::value) {
+      constexpr bool kMma = decltype(mma)::value;
+      const auto launch = [&](auto kernel) {
+        size_t smem = 0;
+        const dim3 grid =
+            cuda::trsm_prepare_launch<T, CPW, kMma>(kernel, p, col_begin, col_end, smem);
+        kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(L, B, X, v1, v2, p);
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      };
+      if constexpr (kMma) {
         launch(cuda::potrs_warp_mma_kernel<T, CPW>);
       } else {
         launch(cuda::potrs_warp_kernel<T, CPW>);

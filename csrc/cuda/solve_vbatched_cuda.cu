@@ -78,7 +78,7 @@ void launch_solve_typed(const T* A, const T* B, T* X, const RaggedBatch& rb, int
     p.groups = static_cast<int>((col_end - col_begin + CPW - 1) / CPW);
     const int64_t blocks = (p.count * p.groups + kTrsmWarps - 1) / kTrsmWarps;
     TORCH_CHECK(blocks <= INT_MAX, "batchchol: ragged batch too large for one launch");
-    const size_t smem = kTrsmWarps * trsm_warp_smem_bytes<T, CPW>();
+    const size_t smem = kTrsmWarps * trsm_warp_smem_bytes<T, CPW, false>();
     auto launch = [&](auto kernel) {
       allow_dynamic_smem(kernel, smem);
       kernel<<<unsigned(blocks), kTrsmWarps * 32, smem, stream>>>(A, B, X, v1, v2, p);

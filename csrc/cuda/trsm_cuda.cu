@@ -58,14 +58,16 @@ void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
   cuda::trsm_split_columns<T>(k, [&](auto cpw, int64_t col_begin, int64_t col_end) {
     constexpr int CPW = decltype(cpw)::value;
     cuda::with_trsm_mma<T, CPW>([&](auto mma) {
-      auto kernel = cuda::trsm_warp_kernel<T, CPW, decltype(mma)::value>;
+      constexpr bool kMma = decltype(mma)::value;
+      auto kernel = cuda::trsm_warp_kernel<T, CPW, kMma>;
       size_t smem = 0;
-      const dim3 grid = cuda::trsm_prepare_launch<T, CPW>(kernel, p, col_begin, col_end, smem);
+      const dim3 grid =
+          cuda::trsm_prepare_launch<T, CPW, kMma>(kernel, p, col_begin, col_end, smem);
       TrsmView vw = v;
       // trsm_tile_start: the FMA loop's 16-column groups keep the register stage; with
       // the products on the MMAs the copies win (H100, float64, 16 / 32 columns: n = 256
       // 1.862 -> 1.787 / 3.214 -> 3.045 ms, n = 512 1.330 -> 1.315 / 2.189 -> 2.102).
-      vw.async_tiles = CPW < 16 || decltype(mma)::value;
+      vw.async_tiles = CPW < 16 || kMma;
       kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(A, B, X, vw, p);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     });

@@ -53,17 +53,32 @@ __host__ __device__ constexpr int trsm_mma_blocks() {
                                                                                    : 0;
 }
 
-// The MMA path stages its tile of M at a pitch of 32 with trsm_swizzle, and the solved
-// rows Y[C] at a pitch of 20 doubles (4 mod 16: a half warp's B fragment, rows k..k + 3 at
-// columns c..c + 3, falls in 16 distinct 8-byte banks) after the tile.
+// The MMA path stages its tiles of M at a pitch of 32 with trsm_swizzle, and the solved
+// rows at a pitch of 20 doubles (4 mod 16: a half warp's B fragment, rows k..k + 3 at
+// columns c..c + 3, falls in 16 distinct 8-byte banks).
 constexpr int kTrsmMmaLdy = 20;
 
-// Shared memory of one warp: a tile of M and the staged solution rows (either layout).
-template <typename T, int CPW>
+// Whether the warp solve runs its products on the MMAs: asked for (kMma) and available.
+template <typename T, int CPW, bool kMma>
+__host__ __device__ constexpr bool trsm_uses_mma() {
+  return kMma && trsm_mma_blocks<T, CPW>() > 0;
+}
+
+// Pitch of the warp solve's staged solved rows Ys (the products' operand and the
+// diagonal solve's broadcasts share it): the MMA path's B layout or trsm_xs_ld.
+template <typename T, int CPW, bool kMma>
+constexpr int trsm_ys_ld() {
+  return trsm_uses_mma<T, CPW, kMma>() ? kTrsmMmaLdy : trsm_xs_ld<T, CPW>();
+}
+
+// The warp's tile slot: the diagonal tile at pitch kTrsmTileLd, or an off-diagonal tile
+// at that pitch (FMA loop) or at 32 with trsm_swizzle (MMA path).
+constexpr int kTrsmSlot = kTrsmTile * kTrsmTileLd;
+
+// Shared memory of one warp: the tile slot, then the staged solved rows (32 x trsm_ys_ld).
+template <typename T, int CPW, bool kMma>
 constexpr size_t trsm_warp_smem_bytes() {
-  const size_t fma = size_t(kTrsmTile) * (kTrsmTileLd + trsm_xs_ld<T, CPW>());
-  const size_t mma = trsm_mma_blocks<T, CPW>() > 0 ? size_t(kTrsmTile) * (kTrsmTile + kTrsmMmaLdy) : 0;
-  return (fma > mma ? fma : mma) * sizeof(T);
+  return (size_t(kTrsmSlot) + size_t(kTrsmTile) * trsm_ys_ld<T, CPW, kMma>()) * sizeof(T);
 }
 
 // Column of tile entry (r, c) in the MMA path's staged tile (row r at r * 32): c XOR a
@@ -80,6 +95,7 @@ struct TrsmView {
   int64_t rs, cs;  // strides (elements) of a canonical row / column of C and Y
   bool async_tiles = false;  // float64: the warp solve's tiles by cp.async (trsm_tile_start)
   bool chunk_rows = true;    // the warp solve's Y rows by 16-byte chunks where they allow
+  bool chunk_io = true;      // and its right-hand sides in, solved rows out likewise
 };
 
 template <typename T, int CPW>

@@ -38,6 +38,9 @@ inline TrsmView trsm_view(int64_t n, int64_t k, bool upper, bool left, bool tran
   // (trsm_rows_chunked; an A/B switch read at every call).
   const char* chunks = std::getenv("BATCHCHOL_TRSM_YCHUNKS");
   v.chunk_rows = chunks == nullptr || std::strcmp(chunks, "0") != 0;
+  // BATCHCHOL_TRSM_IOCHUNKS=0: their right-hand sides in and solved rows out by lanes.
+  const char* io = std::getenv("BATCHCHOL_TRSM_IOCHUNKS");
+  v.chunk_io = io == nullptr || std::strcmp(io, "0") != 0;
   return v;
 }
 
@@ -63,11 +66,12 @@ __device__ __forceinline__ bool trsm_work_item(const TrsmBatchParams& p, int64_t
   return true;
 }
 
-template <typename T, int CPW>
-__device__ __forceinline__ void trsm_warp_smem(T*& Ms, T*& Xs) {
+// This warp's tile slot (and its staged rows after it: trsm_warp_smem_bytes).
+template <typename T, int CPW, bool kMma>
+__device__ __forceinline__ T* trsm_warp_smem() {
   extern __shared__ __align__(16) unsigned char trsm_smem_raw[];
-  Ms = reinterpret_cast<T*>(trsm_smem_raw + (threadIdx.x >> 5) * trsm_warp_smem_bytes<T, CPW>());
-  Xs = Ms + kTrsmTile * kTrsmTileLd;
+  return reinterpret_cast<T*>(trsm_smem_raw +
+                              (threadIdx.x >> 5) * trsm_warp_smem_bytes<T, CPW, kMma>());
 }
 
 // Whether the warp solves run their products on the MMAs where trsm_mma_blocks allows:
@@ -88,17 +92,15 @@ void with_trsm_mma(F&& f) {
 }
 
 // X = op(A)^-1 B (or B op(A)^-1), described canonically by v (see trsm_device.cuh).
-template <typename T, int CPW, bool kMma = (trsm_mma_blocks<T, CPW>() > 0)>
+template <typename T, int CPW, bool kMma>
 __global__ void __launch_bounds__(kTrsmWarps * 32)
     trsm_warp_kernel(const T* __restrict__ A, const T* B, T* X, TrsmView v, TrsmBatchParams p) {
   int64_t sys;
   int c0, ncols;
   if (!trsm_work_item<CPW>(p, sys, c0, ncols)) return;  // whole warp: no block barriers below
-  T *Ms, *Xs;
-  trsm_warp_smem<T, CPW>(Ms, Xs);
   const int64_t off = sys * p.b_stride + c0 * v.cs;
-  trsm_warp_solve<T, CPW, kMma>(A + sys * p.a_stride, B + off, X + off, v, ncols, Ms, Xs,
-                                threadIdx.x & 31);
+  trsm_warp_solve<T, CPW, kMma>(A + sys * p.a_stride, B + off, X + off, v, ncols,
+                                trsm_warp_smem<T, CPW, kMma>(), threadIdx.x & 31);
 }
 
 // potrs: the forward pass (v1) then the backward pass (v2) by the same warp; the
@@ -111,13 +113,12 @@ __device__ __forceinline__ void potrs_warp_body(const T* __restrict__ L, const T
   int64_t sys;
   int c0, ncols;
   if (!trsm_work_item<CPW>(p, sys, c0, ncols)) return;
-  T *Ms, *Xs;
-  trsm_warp_smem<T, CPW>(Ms, Xs);
+  T* Ms = trsm_warp_smem<T, CPW, kMma>();
   const int64_t off = sys * p.b_stride + c0 * v1.cs;
   const T* Ls = L + sys * p.a_stride;
   const int lane = threadIdx.x & 31;
-  trsm_warp_solve<T, CPW, kMma>(Ls, B + off, X + off, v1, ncols, Ms, Xs, lane);
-  trsm_warp_solve<T, CPW, kMma>(Ls, X + off, X + off, v2, ncols, Ms, Xs, lane);
+  trsm_warp_solve<T, CPW, kMma>(Ls, B + off, X + off, v1, ncols, Ms, lane);
+  trsm_warp_solve<T, CPW, kMma>(Ls, X + off, X + off, v2, ncols, Ms, lane);
 }
 
 template <typename T, int CPW>
@@ -182,7 +183,7 @@ void trsm_split_columns(int64_t k, F&& f, int max_cpw = 0) {
 }
 
 // Grid and shared memory of one launch; raises for batches beyond the grid limit.
-template <typename T, int CPW, typename Kernel>
+template <typename T, int CPW, bool kMma, typename Kernel>
 inline dim3 trsm_prepare_launch(Kernel kernel, TrsmBatchParams& p, int64_t col_begin,
                                 int64_t col_end, size_t& smem) {
   TORCH_CHECK(col_end <= INT_MAX, "batchchol: too many right-hand sides");
@@ -192,7 +193,7 @@ inline dim3 trsm_prepare_launch(Kernel kernel, TrsmBatchParams& p, int64_t col_b
   const int64_t work = p.batch * p.groups;
   const int64_t blocks = (work + kTrsmWarps - 1) / kTrsmWarps;
   TORCH_CHECK(blocks <= INT_MAX, "batchchol: batch too large for one launch");
-  smem = kTrsmWarps * trsm_warp_smem_bytes<T, CPW>();
+  smem = kTrsmWarps * trsm_warp_smem_bytes<T, CPW, kMma>();
   allow_dynamic_smem(kernel, smem);
   return dim3(unsigned(blocks));
 }

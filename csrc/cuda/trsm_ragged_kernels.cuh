@@ -48,13 +48,12 @@ __global__ void __launch_bounds__(kTrsmWarps * 32)
   v1.n = v2.n = n;
   v1.rs = v2.rs = rs;
   v1.cs = v2.cs = cs;
-  T *Ms, *Xs;
-  trsm_warp_smem<T, CPW>(Ms, Xs);
+  T* Ms = trsm_warp_smem<T, CPW, false>();
   const T* a = A + p.a_offsets[sys];
   // The FMA loop (kMma = false): the MMA variant is not measured on ragged batches, and it
   // took ptxas from 168 to 210 registers in the potrs instance.
-  trsm_warp_solve<T, CPW, false>(a, B + p.b_offsets[sys] + c0 * cs, x, v1, ncols, Ms, Xs, lane);
-  if constexpr (Potrs) trsm_warp_solve<T, CPW, false>(a, x, x, v2, ncols, Ms, Xs, lane);
+  trsm_warp_solve<T, CPW, false>(a, B + p.b_offsets[sys] + c0 * cs, x, v1, ncols, Ms, lane);
+  if constexpr (Potrs) trsm_warp_solve<T, CPW, false>(a, x, x, v2, ncols, Ms, lane);
 }
 
 }  // namespace cuda

@@ -4,7 +4,9 @@
 // are in trsm_device.cuh. Lane l owns canonical row 32 R + l of every row block R; a lane
 // loading its own solved rows back only re-reads what it wrote itself within one pass,
 // while the chunked loads of Y[C] (trsm_issue_rows, either loop) take other lanes' rows,
-// ordered after their stores by the __syncwarp that opens each block C.
+// ordered after their stores by the __syncwarp that opens each block C. With 4 or more
+// columns a block's right-hand sides come in and its solved rows go out by the same
+// 16-byte chunks through Ys (trsm_load_rhs, trsm_store_rows) where the group allows.
 #pragma once
 
 #include <cstdint>
@@ -32,23 +34,54 @@ __device__ __forceinline__ bool trsm_rows_chunked(const TrsmView& v, const T* ds
          v.rs % E == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
 }
 
-// Issues and commits those copies into Ys (pitch LD, rows on 16 bytes), CPW / E chunks
-// per row in lane order, so that consecutive lanes read consecutive 16 bytes of a row.
+// Calls f(row, col, i) for this lane's 16-byte chunks of rows C * 32 .. + 31 (the group's
+// CPW columns): CPW / E chunks per row in lane order, so that consecutive lanes take
+// consecutive 16 bytes of a row; i = the canonical row (trsm_row_offset).
+template <typename T, int CPW, typename F>
+__device__ __forceinline__ void trsm_row_chunks(const TrsmView& v, int C, int lane, F&& f) {
+  constexpr int E = int(16 / sizeof(T)), RC = CPW / E;
+#pragma unroll
+  for (int u = 0; u < RC; ++u) {
+    const int e = lane + 32 * u, row = e / RC, cc = E * (e % RC);
+    f(row, cc, C * kTrsmTile + row);
+  }
+}
+
+// Element offset of canonical row i, column c of C or Y.
+__device__ __forceinline__ int64_t trsm_row_offset(const TrsmView& v, int i, int c) {
+  return int64_t(v.rev ? v.n - 1 - i : i) * v.rs + c;
+}
+
+// Issues and commits those copies into Ys (pitch LD, rows on 16 bytes); rows from `rows`
+// on (past n) become zero.
 template <typename T, int CPW, int LD>
 __device__ __forceinline__ void trsm_issue_rows(const T* dst, const TrsmView& v, int C, T* Ys,
-                                                int lane) {
+                                                int lane, int rows = kTrsmTile) {
   if constexpr (trsm_rows_chunkable<T, CPW, LD>()) {
-    constexpr int E = int(16 / sizeof(T)), RC = CPW / E;
-    const int n = v.n;
-#pragma unroll
-    for (int u = 0; u < RC; ++u) {
-      const int e = lane + 32 * u, row = e / RC, cc = E * (e % RC);
-      const int ic = C * kTrsmTile + row;
-      const T* g = dst + int64_t(v.rev ? n - 1 - ic : ic) * v.rs + cc;
-      cp_async_elem(reinterpret_cast<uint4*>(Ys + row * LD + cc),
-                    reinterpret_cast<const uint4*>(g));
-    }
+    trsm_row_chunks<T, CPW>(v, C, lane, [&](int row, int cc, int i) {
+      const bool ok = row < rows;
+      const T* g = ok ? dst + trsm_row_offset(v, i, cc) : dst;
+      cp_async_elem_or_zero(reinterpret_cast<uint4*>(Ys + row * LD + cc),
+                            reinterpret_cast<const uint4*>(g), ok);
+    });
     cp_async_commit();
+  }
+}
+
+// The other direction: rows 0 .. rows - 1 of Ys (block C's solved rows) to dst by the
+// same chunks. A lane storing its own row issued CPW stores that each wrote a piece of 32
+// rows' sectors: four (float64) or eight (float32) partial writes per sector reached L2,
+// the busiest unit of the 16-column solves (ncu, H100, float64 trsm n = 256: L2 86.7%
+// against DRAM 74.5%).
+template <typename T, int CPW, int LD>
+__device__ __forceinline__ void trsm_store_rows(T* dst, const TrsmView& v, int C, const T* Ys,
+                                                int lane, int rows) {
+  if constexpr (trsm_rows_chunkable<T, CPW, LD>()) {
+    trsm_row_chunks<T, CPW>(v, C, lane, [&](int row, int cc, int i) {
+      if (row < rows)
+        *reinterpret_cast<uint4*>(dst + trsm_row_offset(v, i, cc)) =
+            *reinterpret_cast<const uint4*>(Ys + row * LD + cc);
+    });
   }
 }
 
@@ -67,52 +100,59 @@ __device__ __forceinline__ void trsm_stage_own_row(const T* dst, const TrsmView&
   trsm_store_row<T, CPW>(Ys + lane * LD, y);
 }
 
+// Stages block column C of row block R: the tile M[R, C] into Ms (swizzled for the
+// MMAs: kSwz) and Y[C] into Ys, by 16-byte chunks where trsm_rows_chunked allows (the
+// tile's copies fly while a lane's own row is read back otherwise), and waits for them.
+template <typename T, int CPW, int LDY, bool kSwz>
+__device__ __forceinline__ void trsm_stage_column(const T* __restrict__ A, const T* dst,
+                                                  const TrsmView& v, int ncols, int R, int C,
+                                                  bool chunks, T* Ms, T* Ys, int lane) {
+  __syncwarp();  // the previous readers of Ms / Ys are done, Y[C]'s rows are stored
+  if (chunks) trsm_issue_rows<T, CPW, LDY>(dst, v, C, Ys, lane);
+  trsm_tile_start<T, kSwz>(A, v, R * kTrsmTile, C * kTrsmTile, Ms, lane);
+  if (!chunks) trsm_stage_own_row<T, CPW, LDY>(dst, v, ncols, C, Ys, lane);
+  if (chunks) {
+    cp_async_wait<0>();
+  } else {
+    trsm_tile_wait<T>();
+  }
+  __syncwarp();
+}
+
 // acc -= M[R, C] Y[C] over the solved row blocks C < R, one row per lane (row 32 R +
-// lane): tile C of M staged, the lane's solved rows of block C staged in Xs for broadcast
-// reads, CPW multiply-adds per entry of M.
+// lane): tile C of M staged, Y[C] staged for broadcast reads, CPW multiply-adds per
+// entry of M.
 template <typename T, int CPW>
-__device__ __forceinline__ void trsm_fma_update(const T* __restrict__ A, const T* dst,
-                                                const TrsmView& v, int ncols, int R, T* Ms,
-                                                T* Xs, int lane, T (&acc)[CPW]) {
-  constexpr int LDX = trsm_xs_ld<T, CPW>();
-  const int r0 = R * kTrsmTile;
-  const bool chunks = trsm_rows_chunked<T, CPW, LDX>(v, dst, ncols);
+__device__ __forceinline__ void trsm_fma_products(const T* __restrict__ A, const T* dst,
+                                                  const TrsmView& v, int ncols, int R, T* Ms,
+                                                  T* Ys, int lane, T (&acc)[CPW]) {
+  constexpr int LDY = trsm_xs_ld<T, CPW>();
+  const bool chunks = trsm_rows_chunked<T, CPW, LDY>(v, dst, ncols);
   for (int C = 0; C < R; ++C) {
-    __syncwarp();  // the previous readers of Ms / Xs are done, Y[C]'s rows are stored
-    if (chunks) trsm_issue_rows<T, CPW, LDX>(dst, v, C, Xs, lane);
-    // The tile's copies fly while this lane's solved rows are read back.
-    trsm_tile_start(A, v, r0, C * kTrsmTile, Ms, lane);
-    if (!chunks) trsm_stage_own_row<T, CPW, LDX>(dst, v, ncols, C, Xs, lane);
-    if (chunks) {
-      cp_async_wait<0>();
-    } else {
-      trsm_tile_wait<T>();
-    }
-    __syncwarp();
+    trsm_stage_column<T, CPW, LDY, false>(A, dst, v, ncols, R, C, chunks, Ms, Ys, lane);
 #pragma unroll 8
     for (int jj = 0; jj < kTrsmTile; ++jj) {
       const T m = Ms[lane * kTrsmTileLd + jj];
       T y[CPW];
-      trsm_load_row<T, CPW>(Xs + jj * LDX, y);
+      trsm_load_row<T, CPW>(Ys + jj * LDY, y);
 #pragma unroll
       for (int c = 0; c < CPW; ++c) acc[c] -= m * y[c];
     }
   }
 }
 
-// The products of trsm_fma_update on the MMAs (trsm_mma_blocks): G = sum_C M[R, C] Y[C]
+// The products of trsm_fma_products on the MMAs (trsm_mma_blocks): G = sum_C M[R, C] Y[C]
 // accumulates in 4 x NB fragments of 8 x 8 (rows 8 i + l / 4, columns 8 j + 2 (l % 4) +
 // e of the 32 x CPW block), is staged once per row block at the Y pitch, and each lane
 // reads its row into gr. A = the staged tile (swizzled), B = the staged rows of Y[C].
 // The caller loads its right-hand side only afterwards: live across the loop it had
 // taken ptxas to 202 registers at 16 columns.
 template <int CPW>
-__device__ __forceinline__ void trsm_mma_update(const double* __restrict__ A, const double* dst,
-                                                const TrsmView& v, int ncols, int R, double* Ms,
-                                                int lane, double (&gr)[CPW]) {
+__device__ __forceinline__ void trsm_mma_products(const double* __restrict__ A, const double* dst,
+                                                  const TrsmView& v, int ncols, int R,
+                                                  double* Ms, double* Ys, int lane,
+                                                  double (&gr)[CPW]) {
   constexpr int NB = CPW / 8;
-  const int r0 = R * kTrsmTile;
-  double* Ys = Ms + kTrsmTile * kTrsmTile;
   const int q = lane >> 2, kk = lane & 3;
   double g[4][NB][2];
 #pragma unroll
@@ -121,12 +161,8 @@ __device__ __forceinline__ void trsm_mma_update(const double* __restrict__ A, co
     for (int j = 0; j < NB; ++j) g[i][j][0] = g[i][j][1] = 0.0;
   const bool chunks = trsm_rows_chunked<double, CPW, kTrsmMmaLdy>(v, dst, ncols);
   for (int C = 0; C < R; ++C) {
-    __syncwarp();  // the previous readers of Ms / Ys are done, Y[C]'s rows are stored
-    if (chunks) trsm_issue_rows<double, CPW, kTrsmMmaLdy>(dst, v, C, Ys, lane);
-    trsm_tile_start<double, true>(A, v, r0, C * kTrsmTile, Ms, lane);
-    if (!chunks) trsm_stage_own_row<double, CPW, kTrsmMmaLdy>(dst, v, ncols, C, Ys, lane);
-    cp_async_wait<0>();
-    __syncwarp();
+    trsm_stage_column<double, CPW, kTrsmMmaLdy, true>(A, dst, v, ncols, R, C, chunks, Ms, Ys,
+                                                      lane);
 #pragma unroll 2
     for (int ks = 0; ks < kTrsmTile; ks += 4) {
       const int k = ks + kk;
@@ -155,92 +191,119 @@ __device__ __forceinline__ void trsm_mma_update(const double* __restrict__ A, co
   trsm_load_row<double, CPW>(Ys + lane * kTrsmMmaLdy, gr);
 }
 
-// Solves M Y = C for the CPW columns [c_first, c_first + ncols) of one system.
+// Row block R's diagonal solve: acc (the lane's right-hand-side row minus the products)
+// becomes the solved row 32 R + lane, stored to dst (with CPW >= 4 from Ys, where every
+// solved row of the block is published, by 16-byte chunks where the group allows).
+template <typename T, int CPW, int LDY>
+__device__ __forceinline__ void trsm_diag_block(const T* __restrict__ A, T* dst, const TrsmView& v,
+                                                int ncols, int R, T* Ms, T* Ys, int lane,
+                                                T (&acc)[CPW]) {
+  const int n = v.n;
+  const int r0 = R * kTrsmTile;
+  const bool row_ok = r0 + lane < n;
+  __syncwarp();  // the previous readers of Ms / Ys are done
+  trsm_tile_start(A, v, r0, r0, Ms, lane);
+  trsm_tile_wait<T>();
+  __syncwarp();
+  // Unit and padding rows divide by 1 (the staged diagonal holds 1 or 0 there).
+  const T invd = (row_ok && !v.unit) ? T(1) / Ms[lane * kTrsmTileLd + lane] : T(1);
+  const int steps = min(kTrsmTile, n - r0);
+  if constexpr (CPW >= 4) {
+    // Many columns: lane jj publishes its solved row in Ys and the warp reads it back
+    // with 16-byte broadcasts, instead of one shuffle per column (two per float64);
+    // with 16 columns the shuffles were the busiest pipe. Row jj is written once per
+    // diagonal block, so only the write -> read order needs the barrier.
+#pragma unroll 2
+    for (int jj = 0; jj < steps; ++jj) {
+      if (lane == jj) {
+        T y[CPW];
+#pragma unroll
+        for (int c = 0; c < CPW; ++c) y[c] = acc[c] * invd;
+        trsm_store_row<T, CPW>(Ys + jj * LDY, y);
+      }
+      __syncwarp();
+      const T m = Ms[lane * kTrsmTileLd + jj];
+      T yr[CPW];
+      trsm_load_row<T, CPW>(Ys + jj * LDY, yr);
+      if (lane > jj) {
+#pragma unroll
+        for (int c = 0; c < CPW; ++c) acc[c] -= m * yr[c];
+      }
+    }
+  } else {
+#pragma unroll 4
+    for (int jj = 0; jj < steps; ++jj) {
+      const T m = Ms[lane * kTrsmTileLd + jj];
+#pragma unroll
+      for (int c = 0; c < CPW; ++c) {
+        const T yj = shfl(acc[c] * invd, jj);
+        if (lane > jj) acc[c] -= m * yj;
+      }
+    }
+  }
+  // Every solved row is in Ys past the last step's barrier (CPW >= 4).
+  if (CPW >= 4 && v.chunk_io && trsm_rows_chunked<T, CPW, LDY>(v, dst, ncols)) {
+    trsm_store_rows<T, CPW, LDY>(dst, v, R, Ys, lane, steps);
+  } else if (row_ok) {
+    const int i = r0 + lane;
+    const int64_t prow = int64_t(v.rev ? n - 1 - i : i) * v.rs;
+#pragma unroll
+    for (int c = 0; c < CPW; ++c)
+      if (c < ncols) dst[prow + c * v.cs] = acc[c] * invd;
+  }
+}
+
+// The lane's right-hand-side row 32 R + lane (zero past n and ncols): through Ys by
+// 16-byte chunks where the group allows (trsm_store_rows says why), else by the lane.
+template <typename T, int CPW, int LDY>
+__device__ __forceinline__ void trsm_load_rhs(const T* src, const TrsmView& v, int ncols, int R,
+                                              T* Ys, int lane, T (&acc)[CPW]) {
+  const int n = v.n;
+  if (CPW >= 4 && v.chunk_io && trsm_rows_chunked<T, CPW, LDY>(v, src, ncols)) {
+    __syncwarp();  // the previous readers of Ys are done
+    trsm_issue_rows<T, CPW, LDY>(src, v, R, Ys, lane, min(kTrsmTile, n - R * kTrsmTile));
+    cp_async_wait<0>();
+    __syncwarp();
+    trsm_load_row<T, CPW>(Ys + lane * LDY, acc);
+    return;
+  }
+  const int i = R * kTrsmTile + lane;
+  const int64_t prow = int64_t(v.rev ? n - 1 - i : i) * v.rs;
+#pragma unroll
+  for (int c = 0; c < CPW; ++c) acc[c] = (i < n && c < ncols) ? src[prow + c * v.cs] : T(0);
+}
+
+// Solves M Y = C for the CPW columns [c_first, c_first + ncols) of one system (Ms: the
+// warp's tile slot, then Ys: trsm_warp_smem_bytes). Row block R is updated by the solved
+// blocks C < R (left-looking), then solved on its diagonal tile.
 // src (C) and dst (Y) point at column c_first of the system; they may alias
-// (in-place): every element of C is read by the lane that later writes it, before
-// it writes it. Must be called by all 32 lanes of a warp.
+// (in-place): every row of C is read (by its lane, or by chunks behind a __syncwarp)
+// before its block's solved rows are written. Must be called by all 32 lanes of a warp.
 // kMma: the products on the MMAs (trsm_mma_blocks; a template switch, not a run-time
 // one: both loops in one kernel spilled at 16 columns).
 template <typename T, int CPW, bool kMma = (trsm_mma_blocks<T, CPW>() > 0)>
 __device__ void trsm_warp_solve(const T* __restrict__ A, const T* src, T* dst, const TrsmView& v,
-                                int ncols, T* Ms, T* Xs, int lane) {
-  constexpr int LDX = trsm_xs_ld<T, CPW>();
-  const int n = v.n;
-  const int nblk = (n + kTrsmTile - 1) / kTrsmTile;
+                                int ncols, T* Ms, int lane) {
+  constexpr int LDY = trsm_ys_ld<T, CPW, kMma>();
+  T* Ys = Ms + kTrsmSlot;
+  const int nblk = (v.n + kTrsmTile - 1) / kTrsmTile;
   for (int R = 0; R < nblk; ++R) {
-    const int r0 = R * kTrsmTile;
-    const int i = r0 + lane;
-    const bool row_ok = i < n;
-    const int64_t prow = int64_t(v.rev ? n - 1 - i : i) * v.rs;
-
     T acc[CPW];
-    const auto load_rhs = [&] {
-#pragma unroll
-      for (int c = 0; c < CPW; ++c)
-        acc[c] = (row_ok && c < ncols) ? src[prow + c * v.cs] : T(0);
-    };
-
-    // acc -= M[R, C] * Y[C] for the solved blocks C < R (left-looking).
-    if constexpr (kMma && trsm_mma_blocks<T, CPW>() > 0) {
-      T g[CPW];
-      if (R > 0) trsm_mma_update<CPW>(A, dst, v, ncols, R, Ms, lane, g);
-      load_rhs();
+    if constexpr (trsm_uses_mma<T, CPW, kMma>()) {
       if (R > 0) {
+        double gr[CPW];
+        trsm_mma_products<CPW>(A, dst, v, ncols, R, Ms, Ys, lane, gr);
+        trsm_load_rhs<T, CPW, LDY>(src, v, ncols, R, Ys, lane, acc);
 #pragma unroll
-        for (int c = 0; c < CPW; ++c) acc[c] -= g[c];
+        for (int c = 0; c < CPW; ++c) acc[c] -= gr[c];
+      } else {
+        trsm_load_rhs<T, CPW, LDY>(src, v, ncols, R, Ys, lane, acc);
       }
     } else {
-      load_rhs();
-      trsm_fma_update<T, CPW>(A, dst, v, ncols, R, Ms, Xs, lane, acc);
+      trsm_load_rhs<T, CPW, LDY>(src, v, ncols, R, Ys, lane, acc);
+      trsm_fma_products<T, CPW>(A, dst, v, ncols, R, Ms, Ys, lane, acc);
     }
-
-    // Diagonal block: forward substitution, the solved entry of step jj broadcast
-    // from lane jj (whose row is final at that point).
-    __syncwarp();
-    trsm_tile_start(A, v, r0, r0, Ms, lane);
-    trsm_tile_wait<T>();
-    __syncwarp();
-    // Unit and padding rows divide by 1 (the staged diagonal holds 1 or 0 there).
-    const T invd = (row_ok && !v.unit) ? T(1) / Ms[lane * kTrsmTileLd + lane] : T(1);
-    const int steps = min(kTrsmTile, n - r0);
-    if constexpr (CPW >= 4) {
-      // Many columns: lane jj publishes its solved row in Xs and the warp reads it back
-      // with 16-byte broadcasts, instead of one shuffle per column (two per float64);
-      // with 16 columns the shuffles were the busiest pipe. Row jj is written once per
-      // diagonal block, so only the write -> read order needs the barrier.
-#pragma unroll 2
-      for (int jj = 0; jj < steps; ++jj) {
-        if (lane == jj) {
-          T y[CPW];
-#pragma unroll
-          for (int c = 0; c < CPW; ++c) y[c] = acc[c] * invd;
-          trsm_store_row<T, CPW>(Xs + jj * LDX, y);
-        }
-        __syncwarp();
-        const T m = Ms[lane * kTrsmTileLd + jj];
-        T yr[CPW];
-        trsm_load_row<T, CPW>(Xs + jj * LDX, yr);
-        if (lane > jj) {
-#pragma unroll
-          for (int c = 0; c < CPW; ++c) acc[c] -= m * yr[c];
-        }
-      }
-    } else {
-#pragma unroll 4
-      for (int jj = 0; jj < steps; ++jj) {
-        const T m = Ms[lane * kTrsmTileLd + jj];
-#pragma unroll
-        for (int c = 0; c < CPW; ++c) {
-          const T yj = shfl(acc[c] * invd, jj);
-          if (lane > jj) acc[c] -= m * yj;
-        }
-      }
-    }
-    if (row_ok) {
-#pragma unroll
-      for (int c = 0; c < CPW; ++c)
-        if (c < ncols) dst[prow + c * v.cs] = acc[c] * invd;
-    }
+    trsm_diag_block<T, CPW, LDY>(A, dst, v, ncols, R, Ms, Ys, lane, acc);
   }
   // Later passes may read rows that other lanes wrote.
   __syncwarp();
