@@ -196,13 +196,13 @@ def test_panel_orders_and_column_groups(monkeypatch, warps, columns, dtype):
 @pytest.mark.parametrize("io", ["0", "1"])
 @pytest.mark.parametrize("dtype,mma", [(torch.float64, "0"), (torch.float64, "1"),
                                        (torch.float32, "1")])
-@pytest.mark.parametrize("n", [33, 64, 100, 160, 257])
+@pytest.mark.parametrize("n", [20, 33, 64, 100, 160, 257])
 def test_warp_column_groups(monkeypatch, dtype, mma, io, n):
     # The warp solves' 8- and 16-column groups: float64 off-diagonal products on the MMAs
     # (BATCHCHOL_TRSM_MMA, default on) or the FMA loop; right-hand sides in and solved
     # rows out by 16-byte chunks (BATCHCHOL_TRSM_IOCHUNKS, default on: left solves with
     # full groups, k = 8, 16, 24) or by each lane; full and partial groups (k = 12 runs
-    # one 16-column group with 12 columns), partial last row blocks (n = 33, 100, 257),
+    # one 16-column group with 12 columns), partial last row blocks (n = 20, 33, 100, 257),
     # every orientation of the triangle (column-major as torch.linalg.cholesky returns it,
     # too), both passes of potrs (the second one in place).
     monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
@@ -228,3 +228,30 @@ def test_warp_column_groups(monkeypatch, dtype, mma, io, n):
                 X = ops.potrs(Lin, B.to(dtype), upper)
                 ref = torch.cholesky_solve(B, clean, upper=upper)
                 assert per_system_error(X, ref) <= tol(dtype, n, COND**2), (upper, k)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("offset", [0, 1])
+def test_warp_chunked_rows_match_lane_rows(monkeypatch, dtype, offset):
+    # Right-hand sides in and solved rows out by 16-byte chunks (BATCHCHOL_TRSM_IOCHUNKS)
+    # move the same values as the lanes' own loads and stores: bit-identical results.
+    # offset = 1 element puts B and X off 16 bytes (B a view into a larger buffer, X a
+    # fresh tensor), so loads and stores take different paths in one call.
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
+    gen = torch.Generator("cuda").manual_seed(23)
+    n, k, batch = 100, 16, 300
+    clean, L = make_triangle(batch, n, dtype, False, False, gen)
+    buf = torch.randn(batch * n * k + offset, dtype=torch.float64, device="cuda",
+                      generator=gen).to(dtype)
+    B = buf[offset:].view(batch, n, k)
+    assert (B.data_ptr() % 16 == 0) == (offset == 0)
+    out = {}
+    for io in ("0", "1"):
+        monkeypatch.setenv("BATCHCHOL_TRSM_IOCHUNKS", io)
+        out[io] = (ops.trsm(L, B, False, True, False, False), ops.potrs(L, B, False))
+    for a, b in zip(out["0"], out["1"]):
+        assert torch.equal(a, b)
+    ref = torch.linalg.solve_triangular(clean, B.double(), upper=False)
+    assert per_system_error(out["1"][0], ref) <= tol(dtype, n, COND)
+    ref = torch.cholesky_solve(B.double(), clean, upper=False)
+    assert per_system_error(out["1"][1], ref) <= tol(dtype, n, COND**2)

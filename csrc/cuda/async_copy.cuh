@@ -37,7 +37,7 @@ __device__ __forceinline__ void cp_async_elem_or_zero(T* smem, const T* gmem, bo
                "n"(int(sizeof(T))), "r"(src_bytes)
                : "memory");
 #else
-  *smem = valid ? *gmem : T(0);
+  *smem = valid ? *gmem : T{};  // T{}: vector types (uint4) have no conversion from 0
 #endif
 }
 

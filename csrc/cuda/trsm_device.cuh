@@ -32,9 +32,10 @@ namespace cuda {
 constexpr int kTrsmTile = 32;                // rows per block = lanes per warp
 constexpr int kTrsmTileLd = kTrsmTile + 1;  // odd pitch: a column read by a warp is conflict-free
 
-// Row pitch of the staged solution rows Xs[32][CPW]: rows start on 16 bytes (so a
-// row is read with 128-bit broadcasts) and consecutive rows are shifted by 16 bytes
-// (so the lanes of a quarter warp storing their rows hit distinct banks).
+// Row pitch of staged solution rows (the warp solve's Ys[32][CPW] outside the MMA path,
+// the panel and streaming solves' rows): rows start on 16 bytes (so a row is read with
+// 128-bit broadcasts) and consecutive rows are shifted by 16 bytes (so the lanes of a
+// quarter warp storing their rows hit distinct banks).
 template <typename T, int CPW>
 constexpr int trsm_xs_ld() {
   return CPW == 1 ? 1 : CPW + (sizeof(T) >= 16 ? 1 : int(16 / sizeof(T)));

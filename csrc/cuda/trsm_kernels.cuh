@@ -38,7 +38,8 @@ inline TrsmView trsm_view(int64_t n, int64_t k, bool upper, bool left, bool tran
   // (trsm_rows_chunked; an A/B switch read at every call).
   const char* chunks = std::getenv("BATCHCHOL_TRSM_YCHUNKS");
   v.chunk_rows = chunks == nullptr || std::strcmp(chunks, "0") != 0;
-  // BATCHCHOL_TRSM_IOCHUNKS=0: their right-hand sides in and solved rows out by lanes.
+  // BATCHCHOL_TRSM_IOCHUNKS=0: their right-hand sides in and solved rows out by lanes
+  // (YCHUNKS=0 switches these off too: trsm_rows_chunked gates both).
   const char* io = std::getenv("BATCHCHOL_TRSM_IOCHUNKS");
   v.chunk_io = io == nullptr || std::strcmp(io, "0") != 0;
   return v;

@@ -1,12 +1,13 @@
 // The warp-per-system solve (one warp owns one system and CPW right-hand-side columns)
 // and its two loops for the off-diagonal products: one row per lane on the FMA pipes, or
 // 8 x 8 fragments on the float64 MMAs. Views, tile staging and the shared-memory layouts
-// are in trsm_device.cuh. Lane l owns canonical row 32 R + l of every row block R; a lane
-// loading its own solved rows back only re-reads what it wrote itself within one pass,
-// while the chunked loads of Y[C] (trsm_issue_rows, either loop) take other lanes' rows,
-// ordered after their stores by the __syncwarp that opens each block C. With 4 or more
-// columns a block's right-hand sides come in and its solved rows go out by the same
-// 16-byte chunks through Ys (trsm_load_rhs, trsm_store_rows) where the group allows.
+// are in trsm_device.cuh. Lane l owns canonical row 32 R + l of every row block R. With 4
+// or more columns a block's right-hand sides come in and its solved rows go out by
+// 16-byte chunks through Ys (trsm_load_rhs, trsm_store_rows) where the group allows
+// (trsm_rows_chunked), and the loads of Y[C] for the products then take the same chunks
+// (trsm_issue_rows, either loop): rows other lanes stored, ordered after those stores by
+// the __syncwarp that opens each block C. Where the group does not allow chunks, a lane
+// stores its own rows and loads only those back.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +39,7 @@ __device__ __forceinline__ bool trsm_rows_chunked(const TrsmView& v, const T* ds
 // CPW columns): CPW / E chunks per row in lane order, so that consecutive lanes take
 // consecutive 16 bytes of a row; i = the canonical row (trsm_row_offset).
 template <typename T, int CPW, typename F>
-__device__ __forceinline__ void trsm_row_chunks(const TrsmView& v, int C, int lane, F&& f) {
+__device__ __forceinline__ void trsm_row_chunks(int C, int lane, F&& f) {
   constexpr int E = int(16 / sizeof(T)), RC = CPW / E;
 #pragma unroll
   for (int u = 0; u < RC; ++u) {
@@ -58,7 +59,7 @@ template <typename T, int CPW, int LD>
 __device__ __forceinline__ void trsm_issue_rows(const T* dst, const TrsmView& v, int C, T* Ys,
                                                 int lane, int rows = kTrsmTile) {
   if constexpr (trsm_rows_chunkable<T, CPW, LD>()) {
-    trsm_row_chunks<T, CPW>(v, C, lane, [&](int row, int cc, int i) {
+    trsm_row_chunks<T, CPW>(C, lane, [&](int row, int cc, int i) {
       const bool ok = row < rows;
       const T* g = ok ? dst + trsm_row_offset(v, i, cc) : dst;
       cp_async_elem_or_zero(reinterpret_cast<uint4*>(Ys + row * LD + cc),
@@ -77,7 +78,7 @@ template <typename T, int CPW, int LD>
 __device__ __forceinline__ void trsm_store_rows(T* dst, const TrsmView& v, int C, const T* Ys,
                                                 int lane, int rows) {
   if constexpr (trsm_rows_chunkable<T, CPW, LD>()) {
-    trsm_row_chunks<T, CPW>(v, C, lane, [&](int row, int cc, int i) {
+    trsm_row_chunks<T, CPW>(C, lane, [&](int row, int cc, int i) {
       if (row < rows)
         *reinterpret_cast<uint4*>(dst + trsm_row_offset(v, i, cc)) =
             *reinterpret_cast<const uint4*>(Ys + row * LD + cc);
@@ -254,7 +255,8 @@ __device__ __forceinline__ void trsm_diag_block(const T* __restrict__ A, T* dst,
 }
 
 // The lane's right-hand-side row 32 R + lane (zero past n and ncols): through Ys by
-// 16-byte chunks where the group allows (trsm_store_rows says why), else by the lane.
+// 16-byte chunks where the group allows, else by the lane, whose CPW loads each touch
+// 32 rows' sectors (as trsm_rows_chunked says of the solved rows' loads).
 template <typename T, int CPW, int LDY>
 __device__ __forceinline__ void trsm_load_rhs(const T* src, const TrsmView& v, int ncols, int R,
                                               T* Ys, int lane, T (&acc)[CPW]) {
