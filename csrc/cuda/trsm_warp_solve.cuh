@@ -92,9 +92,7 @@ __device__ __forceinline__ void trsm_store_rows(T* dst, const TrsmView& v, int C
 template <typename T, int CPW, int LD>
 __device__ __forceinline__ void trsm_stage_own_row(const T* dst, const TrsmView& v, int ncols,
                                                    int C, T* Ys, int lane) {
-  const int n = v.n;
-  const int ic = C * kTrsmTile + lane;
-  const int64_t pc = int64_t(v.rev ? n - 1 - ic : ic) * v.rs;
+  const int64_t pc = trsm_row_offset(v, C * kTrsmTile + lane, 0);
   T y[CPW];
 #pragma unroll
   for (int c = 0; c < CPW; ++c) y[c] = c < ncols ? dst[pc + c * v.cs] : T(0);
@@ -246,8 +244,7 @@ __device__ __forceinline__ void trsm_diag_block(const T* __restrict__ A, T* dst,
   if (CPW >= 4 && v.chunk_io && trsm_rows_chunked<T, CPW, LDY>(v, dst, ncols)) {
     trsm_store_rows<T, CPW, LDY>(dst, v, R, Ys, lane, steps);
   } else if (row_ok) {
-    const int i = r0 + lane;
-    const int64_t prow = int64_t(v.rev ? n - 1 - i : i) * v.rs;
+    const int64_t prow = trsm_row_offset(v, r0 + lane, 0);
 #pragma unroll
     for (int c = 0; c < CPW; ++c)
       if (c < ncols) dst[prow + c * v.cs] = acc[c] * invd;
@@ -270,7 +267,7 @@ __device__ __forceinline__ void trsm_load_rhs(const T* src, const TrsmView& v, i
     return;
   }
   const int i = R * kTrsmTile + lane;
-  const int64_t prow = int64_t(v.rev ? n - 1 - i : i) * v.rs;
+  const int64_t prow = trsm_row_offset(v, i, 0);
 #pragma unroll
   for (int c = 0; c < CPW; ++c) acc[c] = (i < n && c < ncols) ? src[prow + c * v.cs] : T(0);
 }
