@@ -3,8 +3,9 @@
 #   kernels: potrf/posv correctness sweep and timings (tools/gpu_potrf_check.py), the potrf
 #            and posv tuning sweeps (benchmarks/tune_*.py), bench_fixed for posv
 #   tests:   the CUDA test cases (pytest -m cuda); FILES="tests/x.py ..." narrows them
-#   checks:  the trsm GPU sweep, compute-sanitizer memcheck and racecheck, and the CPU
-#            test cases under this machine's torch version
+#   checks:  the trsm GPU sweep, compute-sanitizer memcheck and racecheck, the SASS scan
+#            of tools/check_sass_descriptors.py, and the CPU test cases under this
+#            machine's torch version
 #   solves:  the trsm/potrs GPU sweep (tools/gpu_check_trsm.py) and benchmarks/tune_trsm.py
 #   bench:   bench_fixed (every op, the sweep)
 #   bench-vbatched: bench_vbatched
@@ -59,6 +60,8 @@ for what in "${@:-tests}"; do
     stamp sanitizers
     timeout 150 compute-sanitizer --tool memcheck --print-limit 20 python3 tools/sanitize_ops.py > "$OUT/memcheck.txt" 2>&1; tail -4 "$OUT/memcheck.txt"
     timeout 200 compute-sanitizer --tool racecheck --print-limit 20 python3 tools/sanitize_ops.py --quick > "$OUT/racecheck.txt" 2>&1; tail -4 "$OUT/racecheck.txt"
+    stamp sass-descriptors
+    timeout 300 python3 tools/check_sass_descriptors.py 2>&1 | tee "$OUT/sass_check.txt" | head -8
     stamp pytest-cpu
     OMP_NUM_THREADS=1 timeout 120 python3 -m pytest tests -q -m "not cuda" -p no:cacheprovider -n 12 2>&1 | tail -30 > "$OUT/pytest_cpu.txt"; tail -8 "$OUT/pytest_cpu.txt"
     ;;

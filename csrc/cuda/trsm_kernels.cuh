@@ -42,6 +42,10 @@ inline TrsmView trsm_view(int64_t n, int64_t k, bool upper, bool left, bool tran
   // (YCHUNKS=0 switches these off too: trsm_rows_chunked gates both).
   const char* io = std::getenv("BATCHCHOL_TRSM_IOCHUNKS");
   v.chunk_io = io == nullptr || std::strcmp(io, "0") != 0;
+  // BATCHCHOL_TRSM_L2FIRST=0: the MMA path's tiles without the L2 evict-first policy
+  // (trsm_issue_tile).
+  const char* first = std::getenv("BATCHCHOL_TRSM_L2FIRST");
+  v.l2_first = first == nullptr || std::strcmp(first, "0") != 0;
   return v;
 }
 
