@@ -108,8 +108,15 @@ TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_doubl
   // results/h100-2026-11-27-mma-solves-*), float64 trsm at n = 97..128 keeps them up to
   // 16 columns (n = 128: 16 columns 0.650 ms warp, 0.722 block; 32 columns block 1.115,
   // warp 1.177; at n = 96 block still wins, 0.398 vs 0.455); potrs and float32 stay.
+  // With their tiles evict-first in L2 (thirty-first round, H200,
+  // results/h200-2026-11-27-l2first-tune_trsm.txt) float64 at n = 97..128 keeps the warp
+  // solves up to 32 columns, except potrs at n <= 112 with 32 (n = 104, 16 / 32 columns:
+  // potrs 0.859 / 1.599 ms warp, 0.913 / 1.555 block; trsm with 32 0.753 / 0.944; n = 128,
+  // 32 columns: potrs 1.644 / 1.854, trsm 0.777 / 1.058); past 32 columns, unmeasured,
+  // block as before.
   if (block_ok && n > 16) {
-    const int64_t min_k = n > 96   ? ((is_double && !potrs) ? 17 : 16)
+    const int64_t f64_min_k = (potrs && n <= 112) ? 17 : 33;
+    const int64_t min_k = n > 96   ? (is_double ? f64_min_k : 16)
                           : n > 64 ? ((potrs || !is_double) ? 8 : 16)
                                    : (potrs ? 4 : 8);
     const bool cols_win = n <= 32 && !is_double && (!potrs || k >= 16);
