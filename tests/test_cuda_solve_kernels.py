@@ -230,6 +230,31 @@ def test_warp_column_groups(monkeypatch, dtype, mma, io, n):
                 assert per_system_error(X, ref) <= tol(dtype, n, COND**2), (upper, k)
 
 
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("column_major", [False, True])
+def test_warp_l2_policy_bit_identical(monkeypatch, upper, column_major):
+    # The MMA path's full off-diagonal tiles copied under the L2 evict-first policy
+    # (BATCHCHOL_TRSM_L2FIRST) are the same copies with a cache hint: bit-identical
+    # results without it. n = 200 has full row blocks (hinted tiles) and a partial last
+    # one (its tiles zero-filled past n, not hinted).
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
+    gen = torch.Generator("cuda").manual_seed(31)
+    n, k, batch = 200, 16, 64
+    clean, L = make_triangle(batch, n, torch.float64, upper, False, gen)
+    Lin = L.mT.contiguous().mT if column_major else L
+    B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen)
+    out = {}
+    for first in ("0", "1"):
+        monkeypatch.setenv("BATCHCHOL_TRSM_L2FIRST", first)
+        out[first] = (ops.trsm(Lin, B, upper, True, False, False), ops.potrs(Lin, B, upper))
+    for a, b in zip(out["0"], out["1"]):
+        assert torch.equal(a, b)
+    ref = torch.linalg.solve_triangular(clean, B, upper=upper)
+    assert per_system_error(out["1"][0], ref) <= tol(torch.float64, n, COND)
+    ref = torch.cholesky_solve(B, clean, upper=upper)
+    assert per_system_error(out["1"][1], ref) <= tol(torch.float64, n, COND**2)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("offset", [0, 1])
 def test_warp_chunked_rows_match_lane_rows(monkeypatch, dtype, offset):

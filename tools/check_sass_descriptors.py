@@ -1,17 +1,19 @@
-"""Scans the built extension's sm_90 SASS for memory instructions with an odd descriptor
-register (desc[UR1], desc[UR5], ...), and exits 1 if there are any.
+"""Scans a built extension's SASS for memory instructions with an odd descriptor register.
+
+Every architecture that cuobjdump prints is scanned; exit status 1 if any instruction
+has an odd descriptor register (desc[UR1], desc[UR5], ...), 2 if nothing was scanned.
 
 Why: ptxas 13.0 folded a uniform shared-memory offset into cache-hinted cp.async copies
 and encoded them as `LDGSTS [R37+UR0], desc[UR1][R18.64]`; the descriptor is a 64-bit
 uniform register pair, and that instruction faulted as an illegal instruction on the
-H200 (an H100 reported Xid 13, "Illegal Instruction Parameter"). See
-csrc/cuda/l2_hints.cuh. Needs cuobjdump (the CUDA toolkit); run it after each build
-that touches the hinted copies:  python3 tools/check_sass_descriptors.py
-(or pass libraries, or saved `cuobjdump -sass` listings ending in .sass).
+H200 (most likely also the twenty-ninth round's Xid 13, "Illegal Instruction Parameter",
+on an H100). See csrc/cuda/l2_hints.cuh. Needs cuobjdump (the CUDA toolkit); run it after
+each build that touches the hinted copies:  python3 tools/check_sass_descriptors.py
+(by default the torch_batchchol._C that Python imports; or pass libraries, or saved
+`cuobjdump -sass` listings ending in .sass).
 """
 import argparse
-import glob
-import os
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -19,6 +21,17 @@ import sys
 
 ODD_DESC = re.compile(r"desc\[UR\d*[13579]\]")
 FUNCTION = re.compile(r"^\s*Function : (\S+)")
+ARCH = re.compile(r"arch = (sm_\d+a?)")
+
+
+def default_library():
+    try:
+        spec = importlib.util.find_spec("torch_batchchol._C")
+    except ModuleNotFoundError:
+        spec = None
+    if spec is None or spec.origin is None:
+        sys.exit("torch_batchchol._C not found: build the extension or pass a library")
+    return spec.origin
 
 
 def demangle(name):
@@ -28,25 +41,27 @@ def demangle(name):
     return subprocess.run([filt, name], capture_output=True, text=True).stdout.strip()
 
 
-def main():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("libraries", nargs="*",
-                    default=glob.glob(os.path.join(root, "torch_batchchol", "*.so")))
-    args = ap.parse_args()
-    if not args.libraries:
-        sys.exit("no built extension (torch_batchchol/*.so) found")
-    if shutil.which("cuobjdump") is None and not all(x.endswith(".sass") for x in args.libraries):
+def sass_of(path):
+    if path.endswith(".sass"):  # a saved listing (cuobjdump -sass output)
+        with open(path) as f:
+            return f.read()
+    if shutil.which("cuobjdump") is None:
         sys.exit("cuobjdump not found (it comes with the CUDA toolkit)")
-    bad, scanned, function = {}, 0, "?"
-    for lib in args.libraries:
-        if lib.endswith(".sass"):  # a saved listing (cuobjdump -sass output)
-            with open(lib) as f:
-                sass = f.read()
-        else:
-            sass = subprocess.run(["cuobjdump", "-sass", lib], capture_output=True, text=True,
-                                  check=True).stdout
-        for line in sass.splitlines():
+    return subprocess.run(["cuobjdump", "-sass", path], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("libraries", nargs="*")
+    args = ap.parse_args()
+    bad, scanned = {}, 0
+    for lib in args.libraries or [default_library()]:
+        arch, function = "?", "?"
+        for line in sass_of(lib).splitlines():
+            m = ARCH.search(line)
+            if m:
+                arch = m.group(1)
             m = FUNCTION.match(line)
             if m:
                 function = m.group(1)
@@ -54,11 +69,15 @@ def main():
             if "desc[" in line:
                 scanned += 1
                 if ODD_DESC.search(line):
-                    bad.setdefault(function, []).append(line.split(";")[0].strip())
+                    bad.setdefault((lib, arch, function), []).append(line.split(";")[0].strip())
     print(f"{scanned} instructions with a memory descriptor scanned, "
           f"{sum(map(len, bad.values()))} with an odd descriptor register")
-    for function, lines in bad.items():
-        print(f"  {demangle(function)[:160]}: {len(lines)}, e.g. {lines[0]}")
+    for (lib, arch, function), lines in bad.items():
+        print(f"  {lib} {arch} {demangle(function)[:160]}: {len(lines)}, e.g. {lines[0]}")
+    if scanned == 0:
+        print("nothing scanned: no SASS with memory descriptors (a PTX-only build, or a "
+              "cuobjdump that does not print them)")
+        sys.exit(2)
     sys.exit(1 if bad else 0)
 
 

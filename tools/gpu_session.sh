@@ -61,7 +61,8 @@ for what in "${@:-tests}"; do
     timeout 150 compute-sanitizer --tool memcheck --print-limit 20 python3 tools/sanitize_ops.py > "$OUT/memcheck.txt" 2>&1; tail -4 "$OUT/memcheck.txt"
     timeout 200 compute-sanitizer --tool racecheck --print-limit 20 python3 tools/sanitize_ops.py --quick > "$OUT/racecheck.txt" 2>&1; tail -4 "$OUT/racecheck.txt"
     stamp sass-descriptors
-    timeout 300 python3 tools/check_sass_descriptors.py 2>&1 | tee "$OUT/sass_check.txt" | head -8
+    timeout 300 python3 tools/check_sass_descriptors.py > "$OUT/sass_check.txt" 2>&1
+    echo "rc=$?" >> "$OUT/sass_check.txt"; head -8 "$OUT/sass_check.txt"
     stamp pytest-cpu
     OMP_NUM_THREADS=1 timeout 120 python3 -m pytest tests -q -m "not cuda" -p no:cacheprovider -n 12 2>&1 | tail -30 > "$OUT/pytest_cpu.txt"; tail -8 "$OUT/pytest_cpu.txt"
     ;;

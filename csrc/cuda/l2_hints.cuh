@@ -26,11 +26,12 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
 }
 
 // cp_async_elem with the policy, for elements that are all read (no source size).
-// Check the SASS of every new caller: ptxas 13.0 may fold a uniform offset into the
-// shared address of these copies (LDGSTS [R + UR], desc[UR]), an encoding that faults
-// as an illegal instruction (H200; an H100 reported it as Xid 13, "Illegal Instruction
-// Parameter", in the twenty-ninth round). trsm_issue_tile calls it only where every
-// shared address is computed per lane.
+// Check the SASS of every new caller (tools/check_sass_descriptors.py): ptxas 13.0 may
+// fold a uniform offset into the shared address of these copies (LDGSTS [R + UR0],
+// desc[UR1]: an odd descriptor register), which faults as an illegal instruction (H200;
+// most likely also the Xid 13, "Illegal Instruction Parameter", of the twenty-ninth
+// round's hinted copies with a source size on an H100). trsm_issue_tile calls it only
+// where every shared address is computed per lane.
 template <typename T>
 __device__ __forceinline__ void cp_async_elem_l2(T* smem, const T* gmem, uint64_t pol) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "cp.async.ca copies 4 or 8 bytes here");

@@ -104,21 +104,26 @@ TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_doubl
   // 1.12 against 1.56); at n = 17..32 the same as at 33..64 for float64, while float32
   // keeps the column kernels from 8 columns (trsm 16 columns: 0.218 ms cols, 0.243
   // block) except potrs with 4 to 8 (0.25 against 0.28 cols).
-  // Since the warp solves' float64 products run on the MMAs (twenty-ninth round, H100,
-  // results/h100-2026-11-27-mma-solves-*), float64 trsm at n = 97..128 keeps them up to
-  // 16 columns (n = 128: 16 columns 0.650 ms warp, 0.722 block; 32 columns block 1.115,
-  // warp 1.177; at n = 96 block still wins, 0.398 vs 0.455); potrs and float32 stay.
-  // With their tiles evict-first in L2 (thirty-first round, H200,
-  // results/h200-2026-11-27-l2first-tune_trsm.txt) float64 at n = 97..128 keeps the warp
-  // solves up to 32 columns, except potrs at n <= 112 with 32 (n = 104, 16 / 32 columns:
-  // potrs 0.859 / 1.599 ms warp, 0.913 / 1.555 block; trsm with 32 0.753 / 0.944; n = 128,
-  // 32 columns: potrs 1.644 / 1.854, trsm 0.777 / 1.058); past 32 columns, unmeasured,
-  // block as before.
+  // Float64 at n = 97..128 since the warp solves run their products on the MMAs
+  // (twenty-ninth round, H100, results/h100-2026-11-27-mma-solves-*: trsm n = 128 with
+  // 16 columns 0.650 ms warp, 0.722 block; at n = 96 block still won, 0.398 vs 0.455) and
+  // copy their tiles evict-first in L2 (thirty-first round, H200,
+  // results/h200-2026-11-27-l2first-tune_trsm.txt, part 5, batches of 10,000): warp up to
+  // 16 columns, and with 32 (two MMA groups) for trsm and for potrs past n = 112; block
+  // for the other counts past 16 (a group of 1-4 columns runs the FMA loop without the
+  // policy: unmeasured, as are 97..103, taken as 104). n = 104: potrs 16 columns 0.859
+  // ms warp, 0.913 block, 32 columns 1.599 / 1.555; trsm 32 columns 0.753 / 0.944;
+  // n = 128, 32 columns: potrs 1.644 / 1.854, trsm 0.777 / 1.058. Only measured batches
+  // (4,096 systems and more) and the default kernels take the new choices: with
+  // BATCHCHOL_TRSM_MMA=0 / BATCHCHOL_TRSM_L2FIRST=0 or fewer systems, block from 16
+  // columns for potrs and 17 for trsm, as before.
   if (block_ok && n > 16) {
-    const int64_t f64_min_k = (potrs && n <= 112) ? 17 : 33;
-    const int64_t min_k = n > 96   ? (is_double ? f64_min_k : 16)
-                          : n > 64 ? ((potrs || !is_double) ? 8 : 16)
-                                   : (potrs ? 4 : 8);
+    int64_t min_k = n > 96   ? ((is_double && !potrs) ? 17 : 16)
+                    : n > 64 ? ((potrs || !is_double) ? 8 : 16)
+                             : (potrs ? 4 : 8);
+    const bool f64_warp = is_double && n > 96 && batch >= 4096 && cuda::trsm_mma_enabled() &&
+                          cuda::trsm_l2_first_enabled();
+    if (f64_warp) min_k = (k == 32 && (!potrs || n > 112)) ? 33 : 17;
     const bool cols_win = n <= 32 && !is_double && (!potrs || k >= 16);
     if (k >= min_k && !cols_win) return TrsmKernel::kBlock;
   }

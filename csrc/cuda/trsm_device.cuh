@@ -218,12 +218,15 @@ __device__ __forceinline__ void trsm_issue_tile(const T* __restrict__ A, const T
   const int n = v.n;
   const TrsmTileWalk<T> w = trsm_tile_walk(A, v, r0, c0, lane);
   const bool diag = r0 == c0;
-  // The MMA path's off-diagonal tiles, every entry read, as evict-first in L2 (l2_hints.cuh):
-  // the tiles stream through L2 once, the solved rows that their products re-read stay
-  // (H200, float64, 16 columns: trsm n = 256 1.406 -> 1.267 ms, potrs 3.123 -> 2.444).
-  // Only there: with the unswizzled layout ptxas folded the uniform step of the shared
-  // addresses into the hinted copies (LDGSTS [R + UR], desc[UR]), which faulted with an
-  // illegal instruction on the H200; the swizzled addresses are per lane.
+  // The MMA path's off-diagonal tiles as evict-first in L2 (l2_hints.cuh): they stream
+  // through L2 once, so the solved rows their products re-read stay (H200, float64, 16
+  // columns, results/h200-2026-11-27-l2first-tune_trsm.txt part 4: trsm n = 256 1.382 ->
+  // 1.317 ms, potrs 3.062 -> 2.454). Off the diagonal (C < R) every entry has
+  // j <= c0 + 31 < r0 <= i, and with r0 + 32 <= n every row is inside the matrix: all are
+  // read, none zero-filled (a partial last row block keeps the copies below). Only on the
+  // swizzled layout: with the unswizzled one ptxas folded the uniform step of the shared
+  // addresses into the hinted copies (LDGSTS [R + UR], desc[UR1]), which faulted with an
+  // illegal instruction on the H200; the swizzled addresses are computed per lane.
   if constexpr (kSwz) {
     if (v.l2_first && !diag && r0 + kTrsmTile <= n) {
       const uint64_t pol = l2_evict_first_policy();

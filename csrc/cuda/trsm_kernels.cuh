@@ -20,6 +20,14 @@ namespace cuda {
 
 constexpr int kTrsmWarps = 4;  // warps (independent systems) per block
 
+// BATCHCHOL_TRSM_L2FIRST=0: the MMA path's tiles without the L2 evict-first policy
+// (trsm_issue_tile; an A/B switch read at every call, and the way around a build whose
+// hinted copies tools/check_sass_descriptors.py flags).
+inline bool trsm_l2_first_enabled() {
+  const char* env = std::getenv("BATCHCHOL_TRSM_L2FIRST");
+  return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
 // Canonical view of op(A) X = B (left) or X op(A) = B (right). A right solve is
 // op(A)^T X^T = B^T: op(A)^T is A^T (transposed read) or conj(A) (plain read), and
 // X^T's rows are B's columns (rs = 1, cs = n). The canonical matrix is lower, so the
@@ -42,10 +50,7 @@ inline TrsmView trsm_view(int64_t n, int64_t k, bool upper, bool left, bool tran
   // (YCHUNKS=0 switches these off too: trsm_rows_chunked gates both).
   const char* io = std::getenv("BATCHCHOL_TRSM_IOCHUNKS");
   v.chunk_io = io == nullptr || std::strcmp(io, "0") != 0;
-  // BATCHCHOL_TRSM_L2FIRST=0: the MMA path's tiles without the L2 evict-first policy
-  // (trsm_issue_tile).
-  const char* first = std::getenv("BATCHCHOL_TRSM_L2FIRST");
-  v.l2_first = first == nullptr || std::strcmp(first, "0") != 0;
+  v.l2_first = trsm_l2_first_enabled();
   return v;
 }
 

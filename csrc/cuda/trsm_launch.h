@@ -19,7 +19,8 @@ namespace batchchol {
 //             right-hand sides (float32 n = 4: 0.42 vs 3.9 ms for warp-per-system).
 //   kBlock:   one block per system, the packed triangle in shared memory, several lanes
 //             per column (trsm_block_device.cuh), real types, 17 <= n <= 128 with several
-//             columns (from 4, 8 or 16, by order, dtype and op: trsm_pick_kernel).
+//             columns (from 4, 8, 16 or 17, by order, dtype and op; float64 n = 97..128 in
+//             large batches from 17 columns except 32: trsm_pick_kernel).
 //   kPanel:   one block of 4-8 warps per system and group of up to 16 columns, the
 //             right-hand sides in shared memory and the matrix's tiles streamed
 //             (trsm_panel_device.cuh), real types, n > 128 while the batch gives under
