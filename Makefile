@@ -27,13 +27,23 @@ BUILD_STAMP := $(VENV)/.batchchol-build
 BUILD_LOG := $(VENV)/build.log
 SOURCES := $(shell find csrc -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null)
 
-.PHONY: demo test cpp-example bench clean distclean setup
+.PHONY: demo test sass-check cpp-example bench clean distclean setup
 
 demo: $(BUILD_STAMP)
 	$(PY) -m torch_batchchol.demo
 
 test: $(BUILD_STAMP)
 	$(PY) -m pytest tests -q
+
+# tools/check_sass_descriptors.py on the built CUDA kernels (ptxas 13.0 encoded some
+# cache-hinted copies into a faulting instruction: csrc/cuda/l2_hints.cuh); skipped when
+# no CUDA kernels were built. cuobjdump and nvdisasm come from PyPI into the venv.
+sass-check: $(BUILD_STAMP)
+	@if $(PY) -c "import sys, torch_batchchol as tb; sys.exit(0 if tb.cuda_kernels_built() else 1)"; then \
+	  $(PY) -m pip install -q 'nvidia-cuda-cuobjdump>=13' 'nvidia-cuda-nvdisasm>=13' && \
+	  PATH="$$($(PY) tools/check_sass_descriptors.py --tool-path):$$PATH" \
+	    $(PY) tools/check_sass_descriptors.py; \
+	else echo "sass-check: no CUDA kernels built, nothing to scan"; fi
 
 bench: $(BUILD_STAMP)
 	$(PY) benchmarks/bench_fixed.py $(BENCH_ARGS)

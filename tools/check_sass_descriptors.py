@@ -7,13 +7,17 @@ Why: ptxas 13.0 folded a uniform shared-memory offset into cache-hinted cp.async
 and encoded them as `LDGSTS [R37+UR0], desc[UR1][R18.64]`; the descriptor is a 64-bit
 uniform register pair, and that instruction faulted as an illegal instruction on the
 H200 (most likely also the twenty-ninth round's Xid 13, "Illegal Instruction Parameter",
-on an H100). See csrc/cuda/l2_hints.cuh. Needs cuobjdump (the CUDA toolkit); run it after
-each build that touches the hinted copies:  python3 tools/check_sass_descriptors.py
+on an H100). See csrc/cuda/l2_hints.cuh. Needs cuobjdump and nvdisasm (the CUDA
+toolkit, or their PyPI wheels: `make sass-check` installs those and runs this scan, as
+CI does); run it after each build that touches the hinted copies:
+python3 tools/check_sass_descriptors.py
 (by default the torch_batchchol._C that Python imports; or pass libraries, or saved
 `cuobjdump -sass` listings ending in .sass).
 """
 import argparse
+import importlib.metadata
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -51,10 +55,28 @@ def sass_of(path):
                           check=True).stdout
 
 
+def tool_path():
+    """The bin folders of the PyPI wheels of cuobjdump and nvdisasm, for PATH."""
+    dirs = []
+    wheels = (("nvidia-cuda-cuobjdump", "cuobjdump"), ("nvidia-cuda-nvdisasm", "nvdisasm"))
+    for dist, exe in wheels:
+        try:
+            files = importlib.metadata.files(dist) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        dirs += [str(f.locate().parent) for f in files if f.name == exe]
+    return os.pathsep.join(dict.fromkeys(dirs))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("libraries", nargs="*")
+    ap.add_argument("--tool-path", action="store_true",
+                    help="print the PATH entries of the cuobjdump / nvdisasm wheels and exit")
     args = ap.parse_args()
+    if args.tool_path:
+        print(tool_path())
+        return
     bad, scanned = {}, 0
     for lib in args.libraries or [default_library()]:
         arch, function = "?", "?"
