@@ -230,6 +230,22 @@ def test_warp_column_groups(monkeypatch, dtype, mma, io, n):
                 assert per_system_error(X, ref) <= tol(dtype, n, COND**2), (upper, k)
 
 
+def check_switch_bit_identical(monkeypatch, var, A, B, clean, upper, dtype):
+    """trsm and potrs of (A, B) with the environment switch var at 0 and at 1: bit-identical
+    results, within the tolerances of the float64 references from clean."""
+    n = A.shape[-1]
+    out = {}
+    for value in ("0", "1"):
+        monkeypatch.setenv(var, value)
+        out[value] = (ops.trsm(A, B, upper, True, False, False), ops.potrs(A, B, upper))
+    for a, b in zip(out["0"], out["1"]):
+        assert torch.equal(a, b)
+    ref = torch.linalg.solve_triangular(clean, B.double(), upper=upper)
+    assert per_system_error(out["1"][0], ref) <= tol(dtype, n, COND)
+    ref = torch.cholesky_solve(B.double(), clean, upper=upper)
+    assert per_system_error(out["1"][1], ref) <= tol(dtype, n, COND**2)
+
+
 @pytest.mark.parametrize("upper", [False, True])
 @pytest.mark.parametrize("column_major", [False, True])
 def test_warp_l2_policy_bit_identical(monkeypatch, upper, column_major):
@@ -243,16 +259,8 @@ def test_warp_l2_policy_bit_identical(monkeypatch, upper, column_major):
     clean, L = make_triangle(batch, n, torch.float64, upper, False, gen)
     Lin = L.mT.contiguous().mT if column_major else L
     B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen)
-    out = {}
-    for first in ("0", "1"):
-        monkeypatch.setenv("BATCHCHOL_TRSM_L2FIRST", first)
-        out[first] = (ops.trsm(Lin, B, upper, True, False, False), ops.potrs(Lin, B, upper))
-    for a, b in zip(out["0"], out["1"]):
-        assert torch.equal(a, b)
-    ref = torch.linalg.solve_triangular(clean, B, upper=upper)
-    assert per_system_error(out["1"][0], ref) <= tol(torch.float64, n, COND)
-    ref = torch.cholesky_solve(B, clean, upper=upper)
-    assert per_system_error(out["1"][1], ref) <= tol(torch.float64, n, COND**2)
+    check_switch_bit_identical(monkeypatch, "BATCHCHOL_TRSM_L2FIRST", Lin, B, clean, upper,
+                               torch.float64)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -270,13 +278,4 @@ def test_warp_chunked_rows_match_lane_rows(monkeypatch, dtype, offset):
                       generator=gen).to(dtype)
     B = buf[offset:].view(batch, n, k)
     assert (B.data_ptr() % 16 == 0) == (offset == 0)
-    out = {}
-    for io in ("0", "1"):
-        monkeypatch.setenv("BATCHCHOL_TRSM_IOCHUNKS", io)
-        out[io] = (ops.trsm(L, B, False, True, False, False), ops.potrs(L, B, False))
-    for a, b in zip(out["0"], out["1"]):
-        assert torch.equal(a, b)
-    ref = torch.linalg.solve_triangular(clean, B.double(), upper=False)
-    assert per_system_error(out["1"][0], ref) <= tol(dtype, n, COND)
-    ref = torch.cholesky_solve(B.double(), clean, upper=False)
-    assert per_system_error(out["1"][1], ref) <= tol(dtype, n, COND**2)
+    check_switch_bit_identical(monkeypatch, "BATCHCHOL_TRSM_IOCHUNKS", L, B, clean, False, dtype)
