@@ -249,10 +249,10 @@ def check_switch_bit_identical(monkeypatch, var, A, B, clean, upper, dtype):
 @pytest.mark.parametrize("upper", [False, True])
 @pytest.mark.parametrize("column_major", [False, True])
 def test_warp_l2_policy_bit_identical(monkeypatch, upper, column_major):
-    # The MMA path's full off-diagonal tiles copied under the L2 evict-first policy
-    # (BATCHCHOL_TRSM_L2FIRST) are the same copies with a cache hint: bit-identical
-    # results without it. n = 200 has full row blocks (hinted tiles) and a partial last
-    # one (its tiles zero-filled past n, not hinted).
+    # The MMA path's full off-diagonal tiles and the chunked right-hand sides copied
+    # under the L2 evict-first policy (BATCHCHOL_TRSM_L2FIRST) are the same copies with a
+    # cache hint: bit-identical results without it. n = 200 has full row blocks (hinted
+    # tiles and rows) and a partial last one (zero-filled past n, not hinted).
     monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
     gen = torch.Generator("cuda").manual_seed(31)
     n, k, batch = 200, 16, 64

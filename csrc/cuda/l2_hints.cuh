@@ -31,7 +31,8 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
 // desc[UR1]: an odd descriptor register), which faults as an illegal instruction (H200;
 // most likely also the Xid 13, "Illegal Instruction Parameter", of the twenty-ninth
 // round's hinted copies with a source size on an H100). trsm_issue_tile calls it only
-// where every shared address is computed per lane.
+// where every shared address is computed per lane, as trsm_issue_rows does for
+// cp_async_16_l2.
 template <typename T>
 __device__ __forceinline__ void cp_async_elem_l2(T* smem, const T* gmem, uint64_t pol) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "cp.async.ca copies 4 or 8 bytes here");
@@ -43,6 +44,20 @@ __device__ __forceinline__ void cp_async_elem_l2(T* smem, const T* gmem, uint64_
 #else
   (void)pol;
   *smem = *gmem;
+#endif
+}
+
+// The 16-byte form (cp.async.cg, the L1-bypassing copy that 16 bytes allow); the same
+// SASS check applies.
+__device__ __forceinline__ void cp_async_16_l2(void* smem, const void* gmem, uint64_t pol) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(s),
+               "l"(gmem), "l"(pol)
+               : "memory");
+#else
+  (void)pol;
+  *static_cast<uint4*>(smem) = *static_cast<const uint4*>(gmem);
 #endif
 }
 

@@ -98,7 +98,8 @@ struct TrsmView {
   bool async_tiles = false;  // float64: the warp solve's tiles by cp.async (trsm_tile_start)
   bool chunk_rows = true;    // the warp solve's Y rows by 16-byte chunks where they allow
   bool chunk_io = true;      // and its right-hand sides in, solved rows out likewise
-  bool l2_first = true;      // the MMA path's tiles of M evict-first in L2 (trsm_issue_tile)
+  bool l2_first = true;      // the MMA path's tiles of M (trsm_issue_tile) and the chunked
+                             // right-hand sides (trsm_load_rhs) evict-first in L2
 };
 
 template <typename T, int CPW>

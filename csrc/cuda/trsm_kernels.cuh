@@ -20,9 +20,10 @@ namespace cuda {
 
 constexpr int kTrsmWarps = 4;  // warps (independent systems) per block
 
-// BATCHCHOL_TRSM_L2FIRST=0: the MMA path's tiles without the L2 evict-first policy
-// (trsm_issue_tile; an A/B switch read at every call, and the way around a build whose
-// hinted copies tools/check_sass_descriptors.py flags).
+// BATCHCHOL_TRSM_L2FIRST=0: the MMA path's tiles (trsm_issue_tile) and the warp solves'
+// chunked right-hand sides (trsm_load_rhs) without the L2 evict-first policy (an A/B
+// switch read at every call, and the way around a build whose hinted copies
+// tools/check_sass_descriptors.py flags).
 inline bool trsm_l2_first_enabled() {
   const char* env = std::getenv("BATCHCHOL_TRSM_L2FIRST");
   return env == nullptr || std::strcmp(env, "0") != 0;

@@ -54,16 +54,26 @@ __device__ __forceinline__ int64_t trsm_row_offset(const TrsmView& v, int i, int
 }
 
 // Issues and commits those copies into Ys (pitch LD, rows on 16 bytes); rows from `rows`
-// on (past n) become zero.
+// on (past n) become zero. evict_first: rows read this once (right-hand sides) go
+// through L2 evict-first (l2_hints.cuh) and leave it to the re-read solved rows (H100,
+// 16 columns, one process, results/h100-2026-11-27-rhs-first-tune_trsm.txt: float64 trsm
+// n = 256 1.552 -> 1.527 / 1.524 ms, potrs 2.984 -> 2.924 / 2.924; float32 potrs n = 512
+// 1.776 -> 1.725 / 1.727; elsewhere within 1%).
 template <typename T, int CPW, int LD>
 __device__ __forceinline__ void trsm_issue_rows(const T* dst, const TrsmView& v, int C, T* Ys,
-                                                int lane, int rows = kTrsmTile) {
+                                                int lane, int rows = kTrsmTile,
+                                                bool evict_first = false) {
   if constexpr (trsm_rows_chunkable<T, CPW, LD>()) {
+    const uint64_t pol = evict_first ? l2_evict_first_policy() : 0;
     trsm_row_chunks<T, CPW>(C, lane, [&](int row, int cc, int i) {
       const bool ok = row < rows;
       const T* g = ok ? dst + trsm_row_offset(v, i, cc) : dst;
-      cp_async_elem_or_zero(reinterpret_cast<uint4*>(Ys + row * LD + cc),
-                            reinterpret_cast<const uint4*>(g), ok);
+      if (evict_first && ok) {
+        cp_async_16_l2(Ys + row * LD + cc, g, pol);
+      } else {
+        cp_async_elem_or_zero(reinterpret_cast<uint4*>(Ys + row * LD + cc),
+                              reinterpret_cast<const uint4*>(g), ok);
+      }
     });
     cp_async_commit();
   }
@@ -260,7 +270,8 @@ __device__ __forceinline__ void trsm_load_rhs(const T* src, const TrsmView& v, i
   const int n = v.n;
   if (CPW >= 4 && v.chunk_io && trsm_rows_chunked<T, CPW, LDY>(v, src, ncols)) {
     __syncwarp();  // the previous readers of Ys are done
-    trsm_issue_rows<T, CPW, LDY>(src, v, R, Ys, lane, min(kTrsmTile, n - R * kTrsmTile));
+    trsm_issue_rows<T, CPW, LDY>(src, v, R, Ys, lane, min(kTrsmTile, n - R * kTrsmTile),
+                                 v.l2_first);
     cp_async_wait<0>();
     __syncwarp();
     trsm_load_row<T, CPW>(Ys + lane * LDY, acc);
