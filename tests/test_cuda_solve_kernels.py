@@ -12,7 +12,7 @@ import itertools
 import pytest
 import torch
 
-from conftest import fill_other_triangle, ops, tol
+from conftest import cuda_kernel_names, fill_other_triangle, ops, tol
 
 pytestmark = pytest.mark.cuda
 
@@ -230,20 +230,21 @@ def test_warp_column_groups(monkeypatch, dtype, mma, io, n):
                 assert per_system_error(X, ref) <= tol(dtype, n, COND**2), (upper, k)
 
 
-def check_switch_bit_identical(monkeypatch, var, A, B, clean, upper, dtype):
-    """trsm and potrs of (A, B) with the environment switch var at 0 and at 1: bit-identical
-    results, within the tolerances of the float64 references from clean."""
+def check_switch_bit_identical(monkeypatch, var, A, B, clean, upper, dtype, values=("0", "1")):
+    """trsm and potrs of (A, B) with the environment switch var at each of values (off,
+    on): bit-identical results, within the tolerances of the float64 references from
+    clean."""
     n = A.shape[-1]
-    out = {}
-    for value in ("0", "1"):
+    out = []
+    for value in values:
         monkeypatch.setenv(var, value)
-        out[value] = (ops.trsm(A, B, upper, True, False, False), ops.potrs(A, B, upper))
-    for a, b in zip(out["0"], out["1"]):
+        out.append((ops.trsm(A, B, upper, True, False, False), ops.potrs(A, B, upper)))
+    for a, b in zip(*out):
         assert torch.equal(a, b)
     ref = torch.linalg.solve_triangular(clean, B.double(), upper=upper)
-    assert per_system_error(out["1"][0], ref) <= tol(dtype, n, COND)
+    assert per_system_error(out[-1][0], ref) <= tol(dtype, n, COND)
     ref = torch.cholesky_solve(B.double(), clean, upper=upper)
-    assert per_system_error(out["1"][1], ref) <= tol(dtype, n, COND**2)
+    assert per_system_error(out[-1][1], ref) <= tol(dtype, n, COND**2)
 
 
 @pytest.mark.parametrize("upper", [False, True])
@@ -261,6 +262,40 @@ def test_warp_l2_policy_bit_identical(monkeypatch, upper, column_major):
     B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen)
     check_switch_bit_identical(monkeypatch, "BATCHCHOL_TRSM_L2FIRST", Lin, B, clean, upper,
                                torch.float64)
+
+
+@pytest.mark.parametrize("k", [8, 16])
+def test_potrs_mma_blocks_bit_identical(monkeypatch, k):
+    # potrs's MMA warp solve at three or four blocks per SM (BATCHCHOL_POTRS_MMA_BLOCKS):
+    # the same code under two register budgets (four spills at 16 columns), so the same
+    # bits, a partial last row block (n = 200) included.
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
+    gen = torch.Generator("cuda").manual_seed(37)
+    n, batch = 200, 64
+    clean, L = make_triangle(batch, n, torch.float64, False, False, gen)
+    B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen)
+    check_switch_bit_identical(monkeypatch, "BATCHCHOL_POTRS_MMA_BLOCKS", L, B, clean, False,
+                               torch.float64, values=("3", "4"))
+
+
+def test_potrs_mma_four_blocks_only_for_one_wave(monkeypatch):
+    # Four blocks per SM only where they hold in one wave the warps (systems x column
+    # groups) that three do not: 14 warps per SM (one 16-column group per system) take
+    # potrs_warp_mma4_kernel, 20 per SM (two waves at four blocks too) the three-block one.
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    gen = torch.Generator("cuda").manual_seed(39)
+    n = 72
+    for per_sm, four in ((14, True), (20, False)):
+        batch = per_sm * sms
+        clean, L = make_triangle(batch, n, torch.float64, False, False, gen)
+        B = torch.randn(batch, n, 16, dtype=torch.float64, device="cuda", generator=gen)
+        names = cuda_kernel_names(lambda: ops.potrs(L, B, False))
+        assert any("potrs_warp_mma4_kernel" in s for s in names) == four, names
+        assert any("potrs_warp_mma_kernel" in s for s in names) == (not four), names
+        X = ops.potrs(L, B, False)
+        assert per_system_error(X, torch.cholesky_solve(B, clean)) <= tol(torch.float64, n,
+                                                                           COND**2)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

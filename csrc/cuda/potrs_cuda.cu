@@ -72,7 +72,14 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
         C10_CUDA_KERNEL_LAUNCH_CHECK();
       };
       if constexpr (kMma) {
-        launch(cuda::potrs_warp_mma_kernel<T, CPW>);
+        const int64_t work = batch * ((col_end - col_begin + CPW - 1) / CPW);
+        const size_t smem = cuda::kTrsmWarps * cuda::trsm_warp_smem_bytes<T, CPW, true>();
+        if (cuda::potrs_mma_four_blocks(cuda::potrs_warp_mma_kernel<T, CPW>,
+                                        cuda::potrs_warp_mma4_kernel<T, CPW>, work, smem)) {
+          launch(cuda::potrs_warp_mma4_kernel<T, CPW>);
+        } else {
+          launch(cuda::potrs_warp_mma_kernel<T, CPW>);
+        }
       } else {
         launch(cuda::potrs_warp_kernel<T, CPW>);
       }

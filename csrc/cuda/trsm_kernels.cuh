@@ -140,11 +140,20 @@ __global__ void __launch_bounds__(kTrsmWarps * 32)
 }
 
 // The products on the MMAs (trsm_mma_blocks), held to three blocks per SM by registers
-// (ptxas took 187 at 16 columns, two blocks; at four, 128 registers spilled 120 bytes).
+// (ptxas took 187 at 16 columns, two blocks; at four it spills: potrs_warp_mma4_kernel).
 template <typename T, int CPW>
 __global__ void __launch_bounds__(kTrsmWarps * 32, 3)
     potrs_warp_mma_kernel(const T* __restrict__ L, const T* B, T* X, TrsmView v1, TrsmView v2,
                           TrsmBatchParams p) {
+  potrs_warp_body<T, CPW, true>(L, B, X, v1, v2, p);
+}
+
+// The same at four blocks per SM (128 registers; at 16 columns ptxas spills 112 bytes),
+// for batches that this puts into one wave (potrs_mma_four_blocks).
+template <typename T, int CPW>
+__global__ void __launch_bounds__(kTrsmWarps * 32, 4)
+    potrs_warp_mma4_kernel(const T* __restrict__ L, const T* B, T* X, TrsmView v1, TrsmView v2,
+                           TrsmBatchParams p) {
   potrs_warp_body<T, CPW, true>(L, B, X, v1, v2, p);
 }
 
@@ -207,6 +216,32 @@ inline dim3 trsm_prepare_launch(Kernel kernel, TrsmBatchParams& p, int64_t col_b
   smem = kTrsmWarps * trsm_warp_smem_bytes<T, CPW, kMma>();
   allow_dynamic_smem(kernel, smem);
   return dim3(unsigned(blocks));
+}
+
+// Whether potrs's MMA solve of `work` warps (systems x column groups) takes
+// potrs_warp_mma4_kernel instead of potrs_warp_mma_kernel (both at `smem` bytes a block):
+// only where four blocks per SM hold in one wave a batch that three do not. The last
+// wave's few warps then cost a whole warp's time; otherwise the spill and the fourth
+// block's traffic cost more than its warps hide. H100, forced, one process
+// (results/h100-2026-11-27-mma4-tune_trsm.txt): float64 n = 512, 2,000 systems, 16 columns
+// 2.642 -> 2.491 / 2.490 ms, 8 columns 2.140 -> 1.962 / 1.967; n = 256, 10,000 systems
+// (several waves either way), 16 columns 2.920 -> 3.196 / 3.216, 8 columns 2.319 -> 2.372
+// / 2.396; n = 128, 10,000 systems, 16 columns 0.964 -> 1.006 / 0.999, 8 columns 0.802 ->
+// 0.699 / 0.738 (a gain no rule of these runs explains, left out).
+// BATCHCHOL_POTRS_MMA_BLOCKS=3|4 forces one (an A/B switch read at every call).
+template <typename K3, typename K4>
+bool potrs_mma_four_blocks(K3 kernel3, K4 kernel4, int64_t work, size_t smem) {
+  if (const char* env = std::getenv("BATCHCHOL_POTRS_MMA_BLOCKS"))
+    return std::strcmp(env, "4") == 0;
+  allow_dynamic_smem(kernel3, smem);
+  allow_dynamic_smem(kernel4, smem);
+  const int threads = kTrsmWarps * 32;
+  // Warps in one wave of one block per SM.
+  const int64_t per_block =
+      int64_t(kTrsmWarps) * at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  const int64_t wave3 = resident_per_sm(kernel3, threads, smem) * per_block;
+  const int64_t wave4 = resident_per_sm(kernel4, threads, smem) * per_block;
+  return work > wave3 && work <= wave4;
 }
 
 }  // namespace cuda
