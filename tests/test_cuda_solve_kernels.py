@@ -253,7 +253,8 @@ def test_warp_l2_policy_bit_identical(monkeypatch, upper, column_major):
     # The MMA path's full off-diagonal tiles and the chunked right-hand sides copied
     # under the L2 evict-first policy (BATCHCHOL_TRSM_L2FIRST) are the same copies with a
     # cache hint: bit-identical results without it. n = 200 has full row blocks (hinted
-    # tiles and rows) and a partial last one (zero-filled past n, not hinted).
+    # tiles and rows) and a partial last one (its rows below n hinted; its tiles and the
+    # rows past n zero-filled, not hinted).
     monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
     gen = torch.Generator("cuda").manual_seed(31)
     n, k, batch = 200, 16, 64
@@ -264,35 +265,54 @@ def test_warp_l2_policy_bit_identical(monkeypatch, upper, column_major):
                                torch.float64)
 
 
+def clear_warp_switches(monkeypatch):
+    # The switches that would change which warp kernel a potrs takes.
+    for var in ("BATCHCHOL_POTRS_MMA_BLOCKS", "BATCHCHOL_TRSM_MMA", "BATCHCHOL_TRSM_MAX_CPW"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
+
+
+MMA_KERNELS = {"3": "potrs_warp_mma_kernel", "4": "potrs_warp_mma4_kernel"}
+
+
 @pytest.mark.parametrize("k", [8, 16])
 def test_potrs_mma_blocks_bit_identical(monkeypatch, k):
-    # potrs's MMA warp solve at three or four blocks per SM (BATCHCHOL_POTRS_MMA_BLOCKS):
-    # the same code under two register budgets (four spills at 16 columns), so the same
-    # bits, a partial last row block (n = 200) included.
-    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
+    # potrs's MMA warp solve at three or four blocks per SM (BATCHCHOL_POTRS_MMA_BLOCKS,
+    # each value's kernel checked by name): the same code under two register budgets
+    # (four spills at 16 columns), so the same bits, a partial last row block (n = 200)
+    # included.
+    clear_warp_switches(monkeypatch)
     gen = torch.Generator("cuda").manual_seed(37)
     n, batch = 200, 64
     clean, L = make_triangle(batch, n, torch.float64, False, False, gen)
     B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen)
+    for value, name in MMA_KERNELS.items():
+        monkeypatch.setenv("BATCHCHOL_POTRS_MMA_BLOCKS", value)
+        names = cuda_kernel_names(lambda: ops.potrs(L, B, False))
+        assert [s for s in names if "potrs_warp" in s and name in s], (value, names)
     check_switch_bit_identical(monkeypatch, "BATCHCHOL_POTRS_MMA_BLOCKS", L, B, clean, False,
-                               torch.float64, values=("3", "4"))
+                               torch.float64, values=tuple(MMA_KERNELS))
 
 
 def test_potrs_mma_four_blocks_only_for_one_wave(monkeypatch):
     # Four blocks per SM only where they hold in one wave the warps (systems x column
     # groups) that three do not: 14 warps per SM (one 16-column group per system) take
     # potrs_warp_mma4_kernel, 20 per SM (two waves at four blocks too) the three-block one.
-    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    # The rule's premise (3 blocks per SM by registers, 4 by registers and shared memory
+    # for the other) holds on sm_90 (228 KB of shared memory per SM), where it was measured.
+    props = torch.cuda.get_device_properties(0)
+    if (props.major, props.minor) != (9, 0):
+        pytest.skip("the three / four block occupancies are those of sm_90")
+    clear_warp_switches(monkeypatch)
     gen = torch.Generator("cuda").manual_seed(39)
     n = 72
     for per_sm, four in ((14, True), (20, False)):
-        batch = per_sm * sms
+        batch = per_sm * props.multi_processor_count
         clean, L = make_triangle(batch, n, torch.float64, False, False, gen)
         B = torch.randn(batch, n, 16, dtype=torch.float64, device="cuda", generator=gen)
         names = cuda_kernel_names(lambda: ops.potrs(L, B, False))
-        assert any("potrs_warp_mma4_kernel" in s for s in names) == four, names
-        assert any("potrs_warp_mma_kernel" in s for s in names) == (not four), names
+        assert any(MMA_KERNELS["4"] in s for s in names) == four, names
+        assert any(MMA_KERNELS["3"] in s for s in names) == (not four), names
         X = ops.potrs(L, B, False)
         assert per_system_error(X, torch.cholesky_solve(B, clean)) <= tol(torch.float64, n,
                                                                            COND**2)

@@ -61,6 +61,32 @@ inline int resident_per_sm(Kernel kernel, int threads, size_t smem) {
   return std::max(per_sm, 1);
 }
 
+// resident_per_sm, remembered per (kernel, device, threads, smem): the occupancy query is
+// a driver call, and some launchers ask it at every call (as allow_dynamic_smem_impl, a
+// few entries under a lock). The kernel must already allow `smem` (allow_dynamic_smem).
+template <typename Kernel>
+inline int resident_per_sm_cached(Kernel kernel, int threads, size_t smem) {
+  struct Entry {
+    const void* kernel;
+    int device;
+    int threads;
+    size_t smem;
+    int per_sm;
+  };
+  static std::mutex mutex;
+  static std::vector<Entry> done;
+  const void* key = reinterpret_cast<const void*>(kernel);
+  const int device = c10::cuda::current_device();
+  const std::lock_guard<std::mutex> lock(mutex);
+  for (const Entry& e : done) {
+    if (e.kernel == key && e.device == device && e.threads == threads && e.smem == smem)
+      return e.per_sm;
+  }
+  const int per_sm = resident_per_sm(kernel, threads, smem);
+  done.push_back({key, device, threads, smem, per_sm});
+  return per_sm;
+}
+
 // Blocks of a persistent kernel (its warps loop over the work) that fill the current
 // device, `per_sm` being resident per SM: as many as are resident at once, capped at
 // `needed`, at least one.

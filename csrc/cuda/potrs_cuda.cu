@@ -64,24 +64,22 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
     constexpr int CPW = decltype(cpw)::value;
     cuda::with_trsm_mma<T, CPW>([&](auto mma) {
       constexpr bool kMma = decltype(mma)::value;
-      const auto launch = [&](auto kernel) {
+      // kernel4: the same solve at four blocks per SM, taken where that holds the launch's
+      // warps in one wave (potrs_mma_four_blocks); kernel alone where there is none.
+      const auto launch = [&](auto kernel, auto kernel4) {
         size_t smem = 0;
         const dim3 grid =
             cuda::trsm_prepare_launch<T, CPW, kMma>(kernel, p, col_begin, col_end, smem);
+        if (kernel4 != kernel &&
+            cuda::potrs_mma_four_blocks(kernel, kernel4, p.batch * p.groups, smem))
+          kernel = kernel4;
         kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(L, B, X, v1, v2, p);
         C10_CUDA_KERNEL_LAUNCH_CHECK();
       };
       if constexpr (kMma) {
-        const int64_t work = batch * ((col_end - col_begin + CPW - 1) / CPW);
-        const size_t smem = cuda::kTrsmWarps * cuda::trsm_warp_smem_bytes<T, CPW, true>();
-        if (cuda::potrs_mma_four_blocks(cuda::potrs_warp_mma_kernel<T, CPW>,
-                                        cuda::potrs_warp_mma4_kernel<T, CPW>, work, smem)) {
-          launch(cuda::potrs_warp_mma4_kernel<T, CPW>);
-        } else {
-          launch(cuda::potrs_warp_mma_kernel<T, CPW>);
-        }
+        launch(cuda::potrs_warp_mma_kernel<T, CPW>, cuda::potrs_warp_mma4_kernel<T, CPW>);
       } else {
-        launch(cuda::potrs_warp_kernel<T, CPW>);
+        launch(cuda::potrs_warp_kernel<T, CPW>, cuda::potrs_warp_kernel<T, CPW>);
       }
     });
   }, trsm_max_columns_per_warp(n, k, sizeof(T) == 8));

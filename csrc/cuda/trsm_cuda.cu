@@ -111,7 +111,7 @@ TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_doubl
   // results/h200-2026-11-27-l2first-tune_trsm.txt, part 5, batches of 10,000): warp up to
   // 16 columns, and with 32 (two MMA groups) for trsm and for potrs past n = 112; block
   // for the other counts past 16 (a group of 1-4 columns runs the FMA loop without the
-  // policy: unmeasured, as are 97..103, taken as 104). n = 104: potrs 16 columns 0.859
+  // tiles' policy: unmeasured, as are 97..103, taken as 104). n = 104: potrs 16 columns 0.859
   // ms warp, 0.913 block, 32 columns 1.599 / 1.555; trsm 32 columns 0.753 / 0.944;
   // n = 128, 32 columns: potrs 1.644 / 1.854, trsm 0.777 / 1.058. Only measured batches
   // (4,096 systems and more) and the default kernels take the new choices: with

@@ -229,18 +229,20 @@ inline dim3 trsm_prepare_launch(Kernel kernel, TrsmBatchParams& p, int64_t col_b
 // / 2.396; n = 128, 10,000 systems, 16 columns 0.964 -> 1.006 / 0.999, 8 columns 0.802 ->
 // 0.699 / 0.738 (a gain no rule of these runs explains, left out).
 // BATCHCHOL_POTRS_MMA_BLOCKS=3|4 forces one (an A/B switch read at every call).
-template <typename K3, typename K4>
-bool potrs_mma_four_blocks(K3 kernel3, K4 kernel4, int64_t work, size_t smem) {
-  if (const char* env = std::getenv("BATCHCHOL_POTRS_MMA_BLOCKS"))
-    return std::strcmp(env, "4") == 0;
-  allow_dynamic_smem(kernel3, smem);
-  allow_dynamic_smem(kernel4, smem);
+template <typename Kernel>
+bool potrs_mma_four_blocks(Kernel kernel3, Kernel kernel4, int64_t work, size_t smem) {
+  if (const char* env = std::getenv("BATCHCHOL_POTRS_MMA_BLOCKS")) {
+    TORCH_CHECK(std::strcmp(env, "3") == 0 || std::strcmp(env, "4") == 0,
+                "batchchol: BATCHCHOL_POTRS_MMA_BLOCKS must be '3' or '4'");
+    return env[0] == '4';
+  }
+  allow_dynamic_smem(kernel4, smem);  // kernel3's: trsm_prepare_launch
   const int threads = kTrsmWarps * 32;
   // Warps in one wave of one block per SM.
   const int64_t per_block =
       int64_t(kTrsmWarps) * at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
-  const int64_t wave3 = resident_per_sm(kernel3, threads, smem) * per_block;
-  const int64_t wave4 = resident_per_sm(kernel4, threads, smem) * per_block;
+  const int64_t wave3 = resident_per_sm_cached(kernel3, threads, smem) * per_block;
+  const int64_t wave4 = resident_per_sm_cached(kernel4, threads, smem) * per_block;
   return work > wave3 && work <= wave4;
 }
 
