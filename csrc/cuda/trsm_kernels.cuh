@@ -20,14 +20,16 @@ namespace cuda {
 
 constexpr int kTrsmWarps = 4;  // warps (independent systems) per block
 
-// BATCHCHOL_TRSM_L2FIRST=0: the MMA path's tiles (trsm_issue_tile) and the warp solves'
-// chunked right-hand sides (trsm_load_rhs) without the L2 evict-first policy (an A/B
-// switch read at every call, and the way around a build whose hinted copies
-// tools/check_sass_descriptors.py flags).
-inline bool trsm_l2_first_enabled() {
-  const char* env = std::getenv("BATCHCHOL_TRSM_L2FIRST");
+// The warp solves' A/B switches, read at every call: on unless the variable is "0".
+inline bool trsm_switch_on(const char* name) {
+  const char* env = std::getenv(name);
   return env == nullptr || std::strcmp(env, "0") != 0;
 }
+
+// BATCHCHOL_TRSM_L2FIRST=0: the MMA path's tiles (trsm_issue_tile) and the warp solves'
+// chunked right-hand sides (trsm_load_rhs) without the L2 evict-first policy (also the
+// way around a build whose hinted copies tools/check_sass_descriptors.py flags).
+inline bool trsm_l2_first_enabled() { return trsm_switch_on("BATCHCHOL_TRSM_L2FIRST"); }
 
 // Canonical view of op(A) X = B (left) or X op(A) = B (right). A right solve is
 // op(A)^T X^T = B^T: op(A)^T is A^T (transposed read) or conj(A) (plain read), and
@@ -44,13 +46,11 @@ inline TrsmView trsm_view(int64_t n, int64_t k, bool upper, bool left, bool tran
   v.rs = left ? k : 1;
   v.cs = left ? 1 : n;
   // BATCHCHOL_TRSM_YCHUNKS=0: the warp solves' lanes load their own solved rows
-  // (trsm_rows_chunked; an A/B switch read at every call).
-  const char* chunks = std::getenv("BATCHCHOL_TRSM_YCHUNKS");
-  v.chunk_rows = chunks == nullptr || std::strcmp(chunks, "0") != 0;
+  // (trsm_rows_chunked).
+  v.chunk_rows = trsm_switch_on("BATCHCHOL_TRSM_YCHUNKS");
   // BATCHCHOL_TRSM_IOCHUNKS=0: their right-hand sides in and solved rows out by lanes
   // (YCHUNKS=0 switches these off too: trsm_rows_chunked gates both).
-  const char* io = std::getenv("BATCHCHOL_TRSM_IOCHUNKS");
-  v.chunk_io = io == nullptr || std::strcmp(io, "0") != 0;
+  v.chunk_io = trsm_switch_on("BATCHCHOL_TRSM_IOCHUNKS");
   v.l2_first = trsm_l2_first_enabled();
   return v;
 }
@@ -88,10 +88,7 @@ __device__ __forceinline__ T* trsm_warp_smem() {
 // Whether the warp solves run their products on the MMAs where trsm_mma_blocks allows:
 // BATCHCHOL_TRSM_MMA=0 keeps the FMA loop (an A/B switch, read at every call like
 // BATCHCHOL_TRSM_KERNEL).
-inline bool trsm_mma_enabled() {
-  const char* env = std::getenv("BATCHCHOL_TRSM_MMA");
-  return env == nullptr || std::strcmp(env, "0") != 0;
-}
+inline bool trsm_mma_enabled() { return trsm_switch_on("BATCHCHOL_TRSM_MMA"); }
 
 // Calls f(integral_constant<bool, kMma>) with the warp solves' MMA switch for T and CPW.
 template <typename T, int CPW, typename F>

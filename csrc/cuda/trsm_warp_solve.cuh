@@ -68,11 +68,12 @@ __device__ __forceinline__ void trsm_issue_rows(const T* dst, const TrsmView& v,
     trsm_row_chunks<T, CPW>(C, lane, [&](int row, int cc, int i) {
       const bool ok = row < rows;
       const T* g = ok ? dst + trsm_row_offset(v, i, cc) : dst;
+      T* s = Ys + row * LD + cc;
       if (evict_first && ok) {
-        cp_async_16_l2(Ys + row * LD + cc, g, pol);
+        cp_async_16_l2(s, g, pol);
       } else {
-        cp_async_elem_or_zero(reinterpret_cast<uint4*>(Ys + row * LD + cc),
-                              reinterpret_cast<const uint4*>(g), ok);
+        cp_async_elem_or_zero(reinterpret_cast<uint4*>(s), reinterpret_cast<const uint4*>(g),
+                              ok);
       }
     });
     cp_async_commit();
