@@ -228,12 +228,14 @@ inline dim3 trsm_prepare_launch(Kernel kernel, TrsmBatchParams& p, int64_t col_b
 // BATCHCHOL_POTRS_MMA_BLOCKS=3|4 forces one (an A/B switch read at every call).
 template <typename Kernel>
 bool potrs_mma_four_blocks(Kernel kernel3, Kernel kernel4, int64_t work, size_t smem) {
+  // Before the switch: a forced four-block launch needs the attribute as much as the
+  // occupancy query does (kernel3's: trsm_prepare_launch).
+  allow_dynamic_smem(kernel4, smem);
   if (const char* env = std::getenv("BATCHCHOL_POTRS_MMA_BLOCKS")) {
     TORCH_CHECK(std::strcmp(env, "3") == 0 || std::strcmp(env, "4") == 0,
                 "batchchol: BATCHCHOL_POTRS_MMA_BLOCKS must be '3' or '4'");
     return env[0] == '4';
   }
-  allow_dynamic_smem(kernel4, smem);  // kernel3's: trsm_prepare_launch
   const int threads = kTrsmWarps * 32;
   // Warps in one wave of one block per SM.
   const int64_t per_block =
