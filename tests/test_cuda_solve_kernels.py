@@ -241,9 +241,10 @@ def check_switch_bit_identical(monkeypatch, var, A, B, clean, upper, dtype, valu
         out.append((ops.trsm(A, B, upper, True, False, False), ops.potrs(A, B, upper)))
     for a, b in zip(*out):
         assert torch.equal(a, b)
-    ref = torch.linalg.solve_triangular(clean, B.double(), upper=upper)
+    Bd = B.to(clean.dtype)  # complex128 for complex inputs: B.double() drops the imaginary parts
+    ref = torch.linalg.solve_triangular(clean, Bd, upper=upper)
     assert per_system_error(out[-1][0], ref) <= tol(dtype, n, COND)
-    ref = torch.cholesky_solve(B.double(), clean, upper=upper)
+    ref = torch.cholesky_solve(Bd, clean, upper=upper)
     assert per_system_error(out[-1][1], ref) <= tol(dtype, n, COND**2)
 
 
@@ -263,6 +264,30 @@ def test_warp_l2_policy_bit_identical(monkeypatch, upper, column_major):
     B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen)
     check_switch_bit_identical(monkeypatch, "BATCHCHOL_TRSM_L2FIRST", Lin, B, clean, upper,
                                torch.float64)
+
+
+@pytest.mark.parametrize("kernel,dtype,k", [
+    ("warp", torch.float32, 1), ("warp", torch.float32, 16), ("warp", torch.float64, 1),
+    ("warp", torch.float64, 4), ("warp", torch.complex64, 2), ("panel", torch.float32, 4),
+    ("panel", torch.float64, 1)])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("column_major", [False, True])
+def test_full_tiles_bit_identical(monkeypatch, kernel, dtype, k, upper, column_major):
+    # Full off-diagonal tiles staged without the per-entry tests (BATCHCHOL_TRSM_FULLTILES:
+    # trsm_stage_tile's register stage, trsm_issue_tile's copies for the float64 warp
+    # solves and the panel solves) read the same entries: bit-identical results. n = 200
+    # has full row blocks and a partial last one (its tiles still tested); both
+    # orientations of the stored triangle and both passes of potrs walk the tiles forward
+    # and backward.
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", kernel)
+    gen = torch.Generator("cuda").manual_seed(41)
+    n, batch = 200, 48
+    clean, L = make_triangle(batch, n, dtype, upper, False, gen)
+    Lin = L.mT.contiguous().mT if column_major else L
+    rd = torch.complex128 if dtype.is_complex else torch.float64
+    B = torch.randn(batch, n, k, dtype=rd, device="cuda", generator=gen).to(dtype)
+    check_switch_bit_identical(monkeypatch, "BATCHCHOL_TRSM_FULLTILES", Lin, B, clean, upper,
+                               dtype)
 
 
 def clear_warp_switches(monkeypatch):

@@ -124,6 +124,18 @@ TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_doubl
     const bool f64_warp = is_double && n > 96 && batch >= 4096 && cuda::trsm_mma_enabled() &&
                           cuda::trsm_l2_first_enabled();
     if (f64_warp) min_k = (k == 32 && (!potrs || n > 112)) ? 33 : 17;
+    // Float32 trsm from n = 96 and potrs past 120 since the warp solves stage full tiles
+    // without per-entry tests (thirty-third round, H100,
+    // results/h100-2026-11-27-full-tiles-crossover-tune_trsm.txt, warp / block ms): warp
+    // up to 32 columns. trsm n = 96 with 8 / 16 / 32 columns 0.169 / 0.180, 0.212 /
+    // 0.227, 0.343 / 0.392; n = 128 0.243 / 0.339, 0.299 / 0.355, 0.487 / 0.599 (at 72
+    // block: 0.140 / 0.165 with 8). potrs n = 128 0.441 / 0.480, 0.619 / 0.628, 1.088 /
+    // 1.142, while at 112 block still won (0.421 / 0.440, 0.546 / 0.607, 1.023 / 1.090);
+    // 113..127 unmeasured, split at 120. Measured at 10,000 systems, so from 4,096 as
+    // for float64.
+    if (!is_double && batch >= 4096 && (potrs ? n > 120 : n >= 96) &&
+        cuda::trsm_full_tiles_enabled())
+      min_k = 33;
     const bool cols_win = n <= 32 && !is_double && (!potrs || k >= 16);
     if (k >= min_k && !cols_win) return TrsmKernel::kBlock;
   }

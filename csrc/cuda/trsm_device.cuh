@@ -100,6 +100,7 @@ struct TrsmView {
   bool chunk_io = true;      // and its right-hand sides in, solved rows out likewise
   bool l2_first = true;      // the MMA path's tiles of M (trsm_issue_tile) and the chunked
                              // right-hand sides (trsm_load_rhs) evict-first in L2
+  bool full_tiles = true;    // full off-diagonal tiles staged without per-entry tests
 };
 
 template <typename T, int CPW>
@@ -187,6 +188,28 @@ __device__ __forceinline__ void trsm_stage_tile(const T* __restrict__ A, const T
   // Larger parts (fewer round trips) measured slower on H100: the extra registers
   // cost more occupancy than they save latency.
   constexpr int kPart = 8;
+  // Off the diagonal (c0 < r0, so j < i) with every row inside the matrix, every entry
+  // is read: no triangle tests, one pointer walking the tile. The tested loop below took
+  // ~25 instructions an element (short-circuit branches, a 64-bit product per address;
+  // SASS of the float32 potrs warp kernel), ~840 of the ~990 issued per tile.
+  if (v.full_tiles && r0 != c0 && r0 + kTrsmTile <= n) {
+    const T* p = w.p;
+#pragma unroll 1
+    for (int h = 0; h < kTrsmTile; h += kPart) {
+      T val[kPart];
+#pragma unroll
+      for (int u = 0; u < kPart; ++u) {
+        val[u] = *p;
+        p += w.step;
+      }
+#pragma unroll
+      for (int u = 0; u < kPart; ++u) {
+        if (v.conj) val[u] = conj_(val[u]);
+        Ms[trsm_ms_index<kSwz>(w, v.trans, lane, h + u)] = val[u];
+      }
+    }
+    return;
+  }
 #pragma unroll 1
   for (int h = 0; h < kTrsmTile; h += kPart) {
     T val[kPart];
@@ -236,6 +259,17 @@ __device__ __forceinline__ void trsm_issue_tile(const T* __restrict__ A, const T
         cp_async_elem_l2(Ms + trsm_ms_index<kSwz>(w, v.trans, lane, t), w.p + t * w.step, pol);
       return;
     }
+  }
+  // As in trsm_stage_tile: a full off-diagonal tile is copied whole, without the tests
+  // (~34 instructions an element in the float64 potrs warp kernel's SASS).
+  if (v.full_tiles && !diag && r0 + kTrsmTile <= n) {
+    const T* p = w.p;
+#pragma unroll 8
+    for (int t = 0; t < kTrsmTile; ++t) {
+      cp_async_elem(Ms + trsm_ms_index<kSwz>(w, v.trans, lane, t), p);
+      p += w.step;
+    }
+    return;
   }
 #pragma unroll 8
   for (int t = 0; t < kTrsmTile; ++t) {

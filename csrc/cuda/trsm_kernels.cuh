@@ -31,6 +31,11 @@ inline bool trsm_switch_on(const char* name) {
 // way around a build whose hinted copies tools/check_sass_descriptors.py flags).
 inline bool trsm_l2_first_enabled() { return trsm_switch_on("BATCHCHOL_TRSM_L2FIRST"); }
 
+// BATCHCHOL_TRSM_FULLTILES=0: the warp and panel solves' full off-diagonal tiles staged
+// with the per-entry tests of the partial ones (trsm_stage_tile, trsm_issue_tile), and
+// float32 past n = 96 back on the block kernels from 16 columns (trsm_pick_kernel).
+inline bool trsm_full_tiles_enabled() { return trsm_switch_on("BATCHCHOL_TRSM_FULLTILES"); }
+
 // Canonical view of op(A) X = B (left) or X op(A) = B (right). A right solve is
 // op(A)^T X^T = B^T: op(A)^T is A^T (transposed read) or conj(A) (plain read), and
 // X^T's rows are B's columns (rs = 1, cs = n). The canonical matrix is lower, so the
@@ -52,6 +57,7 @@ inline TrsmView trsm_view(int64_t n, int64_t k, bool upper, bool left, bool tran
   // (YCHUNKS=0 switches these off too: trsm_rows_chunked gates both).
   v.chunk_io = trsm_switch_on("BATCHCHOL_TRSM_IOCHUNKS");
   v.l2_first = trsm_l2_first_enabled();
+  v.full_tiles = trsm_full_tiles_enabled();
   return v;
 }
 
