@@ -290,6 +290,23 @@ def test_full_tiles_bit_identical(monkeypatch, kernel, dtype, k, upper, column_m
                                dtype)
 
 
+@pytest.mark.parametrize("k", [1, 4, 16])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("column_major", [False, True])
+def test_float32_async_tiles_bit_identical(monkeypatch, k, upper, column_major):
+    # The float32 warp solves' tiles by cp.async or through registers
+    # (BATCHCHOL_TRSM_ASYNC32): the same entries staged, bit-identical results; n = 200
+    # has full, diagonal and partial tiles.
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
+    gen = torch.Generator("cuda").manual_seed(43)
+    n, batch = 200, 48
+    clean, L = make_triangle(batch, n, torch.float32, upper, False, gen)
+    Lin = L.mT.contiguous().mT if column_major else L
+    B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen).float()
+    check_switch_bit_identical(monkeypatch, "BATCHCHOL_TRSM_ASYNC32", Lin, B, clean, upper,
+                               torch.float32)
+
+
 def clear_warp_switches(monkeypatch):
     # The switches that would change which warp kernel a potrs takes.
     for var in ("BATCHCHOL_POTRS_MMA_BLOCKS", "BATCHCHOL_TRSM_MMA", "BATCHCHOL_TRSM_MAX_CPW"):

@@ -67,7 +67,7 @@ void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
       // trsm_tile_start: the FMA loop's 16-column groups keep the register stage; with
       // the products on the MMAs the copies win (H100, float64, 16 / 32 columns: n = 256
       // 1.862 -> 1.787 / 3.214 -> 3.045 ms, n = 512 1.330 -> 1.315 / 2.189 -> 2.102).
-      vw.async_tiles = CPW < 16 || kMma;
+      vw.async_tiles = (CPW < 16 || kMma) && cuda::trsm_async_dtype<T>();
       kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(A, B, X, vw, p);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     });

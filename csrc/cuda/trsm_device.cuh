@@ -95,7 +95,7 @@ struct TrsmView {
   int n;
   bool rev, trans, conj, unit;
   int64_t rs, cs;  // strides (elements) of a canonical row / column of C and Y
-  bool async_tiles = false;  // float64: the warp solve's tiles by cp.async (trsm_tile_start)
+  bool async_tiles = false;  // real types: the warp solve's tiles by cp.async (trsm_tile_start)
   bool chunk_rows = true;    // the warp solve's Y rows by 16-byte chunks where they allow
   bool chunk_io = true;      // and its right-hand sides in, solved rows out likewise
   bool l2_first = true;      // the MMA path's tiles of M (trsm_issue_tile) and the chunked
@@ -311,7 +311,7 @@ __device__ __forceinline__ void trsm_issue_tile(const T* __restrict__ A, const T
   });
 }
 
-// The warp solve's tile (r0, c0) into Ms: by cp.async for float64 where the launcher
+// The warp solve's tile (r0, c0) into Ms: by cp.async for real types where the launcher
 // asks for it (v.async_tiles; landed after trsm_tile_wait), by trsm_stage_tile otherwise.
 // H200 A/B, 2026-11-26 (bench_fixed's batches, results/h200-2026-11-26-panel-tune_trsm.txt,
 // part 3): float64 potrs 1.700 -> 1.495 ms at n = 256, 1.470 -> 1.227 at 512, 4.080 ->
@@ -319,12 +319,14 @@ __device__ __forceinline__ void trsm_issue_tile(const T* __restrict__ A, const T
 // 0.639 at 512, but with 16 columns 2.304 -> 2.364 and 1.767 -> 1.802 (1.927 in a later
 // run: below torch's 1.771), so trsm's 16-column groups keep the register stage. float32
 // lost everywhere (potrs n = 64 0.102 -> 0.116 ms, trsm n = 256 with 16 columns 1.208 ->
-// 1.324): as many copy instructions for half the bytes. Complex types conjugate on the
-// way.
+// 1.324): as many copy instructions for half the bytes, when every copy carried the
+// per-entry tests (~34 instructions). With full tiles untested (~3) float32 is open
+// again (BATCHCHOL_TRSM_ASYNC32, trsm_kernels.cuh): one round trip per tile instead of
+// the register stage's four. Complex types conjugate on the way.
 template <typename T, bool kSwz = false>
 __device__ __forceinline__ void trsm_tile_start(const T* __restrict__ A, const TrsmView& v, int r0,
                                                 int c0, T* Ms, int lane) {
-  if constexpr (!IsComplex<T>::value && sizeof(T) == 8) {
+  if constexpr (!IsComplex<T>::value) {
     if (v.async_tiles) {
       trsm_issue_tile<T, kSwz>(A, v, r0, c0, Ms, lane);
       cp_async_commit();
@@ -337,7 +339,7 @@ __device__ __forceinline__ void trsm_tile_start(const T* __restrict__ A, const T
 // Waits for this lane's copies (none pending without async_tiles: returns at once).
 template <typename T>
 __device__ __forceinline__ void trsm_tile_wait() {
-  if constexpr (!IsComplex<T>::value && sizeof(T) == 8) cp_async_wait<0>();
+  if constexpr (!IsComplex<T>::value) cp_async_wait<0>();
 }
 
 }  // namespace cuda
