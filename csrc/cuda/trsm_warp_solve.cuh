@@ -233,20 +233,20 @@ __device__ __forceinline__ void trsm_diag_block(const T* __restrict__ A, T* dst,
   const T invd = (row_ok && !v.unit) ? T(1) / Ms[lane * kTrsmTileLd + lane] : T(1);
   const int steps = min(kTrsmTile, n - r0);
   if constexpr (CPW >= 4) {
-    // Many columns: lane jj publishes its solved row in Ys and the warp reads it back
-    // with 16-byte broadcasts, instead of one shuffle per column (two per float64);
-    // with 16 columns the shuffles were the busiest pipe. Row jj is written once per
-    // diagonal block, so only the write -> read order needs the barrier.
+    // Many columns: lane jj publishes its row in Ys and the warp reads it back with
+    // 16-byte broadcasts, instead of one shuffle per column (two per float64); with 16
+    // columns the shuffles were the busiest pipe. Row jj is final at step jj and written
+    // once per diagonal block, so only the write -> read order needs the barrier. It goes
+    // out unscaled: every lane scales its multiplier by row jj's reciprocal (published
+    // once, in the tile slot's padding column) instead of lane jj scaling its CPW entries
+    // on a one-lane branch (16 multiplies a step at 16 columns in the float64 SASS).
+    Ms[lane * kTrsmTileLd + kTrsmTile] = invd;
+    __syncwarp();
 #pragma unroll 2
     for (int jj = 0; jj < steps; ++jj) {
-      if (lane == jj) {
-        T y[CPW];
-#pragma unroll
-        for (int c = 0; c < CPW; ++c) y[c] = acc[c] * invd;
-        trsm_store_row<T, CPW>(Ys + jj * LDY, y);
-      }
+      if (lane == jj) trsm_store_row<T, CPW>(Ys + jj * LDY, acc);
       __syncwarp();
-      const T m = Ms[lane * kTrsmTileLd + jj];
+      const T m = Ms[lane * kTrsmTileLd + jj] * Ms[jj * kTrsmTileLd + kTrsmTile];
       T yr[CPW];
       trsm_load_row<T, CPW>(Ys + jj * LDY, yr);
       if (lane > jj) {
@@ -265,14 +265,19 @@ __device__ __forceinline__ void trsm_diag_block(const T* __restrict__ A, T* dst,
       }
     }
   }
-  // Every solved row is in Ys past the last step's barrier (CPW >= 4).
+#pragma unroll
+  for (int c = 0; c < CPW; ++c) acc[c] *= invd;  // the solved row
   if (CPW >= 4 && v.chunk_io && trsm_rows_chunked<T, CPW, LDY>(v, dst, ncols)) {
+    // The solved rows out from Ys by chunks: each lane republishes its row scaled.
+    __syncwarp();  // every read of the unscaled rows is done
+    trsm_store_row<T, CPW>(Ys + lane * LDY, acc);
+    __syncwarp();
     trsm_store_rows<T, CPW, LDY>(dst, v, R, Ys, lane, steps);
   } else if (row_ok) {
     const int64_t prow = trsm_row_offset(v, r0 + lane, 0);
 #pragma unroll
     for (int c = 0; c < CPW; ++c)
-      if (c < ncols) dst[prow + c * v.cs] = acc[c] * invd;
+      if (c < ncols) dst[prow + c * v.cs] = acc[c];
   }
 }
 
