@@ -232,20 +232,18 @@ __device__ __forceinline__ void trsm_stage_tile(const T* __restrict__ A, const T
       // All loads of a part are issued before its stores, for memory-level parallelism.
 #pragma unroll
       for (int u = 0; u < kPart; ++u) {
+        // Only loaded entries are conjugated (the constants keep a +0 imaginary part).
         if constexpr (kFull) {
-          val[u] = *p;
+          val[u] = v.conj ? conj_(*p) : *p;
         } else {
           const TrsmTileEntry e = trsm_tile_entry(v, kT, r0, diag, lane, h + u);
           val[u] = e.one ? T(1) : T(0);
-          if (e.ok) val[u] = *p;
+          if (e.ok) val[u] = v.conj ? conj_(*p) : *p;
         }
         p += w.step;
       }
 #pragma unroll
-      for (int u = 0; u < kPart; ++u) {
-        if (v.conj) val[u] = conj_(val[u]);  // 0 and 1 are their own conjugates
-        Ms[trsm_ms_index<kSwz>(kT, lane, h + u)] = val[u];
-      }
+      for (int u = 0; u < kPart; ++u) Ms[trsm_ms_index<kSwz>(kT, lane, h + u)] = val[u];
     }
   };
   trsm_with_trans(v.trans, [&](auto tr) {
