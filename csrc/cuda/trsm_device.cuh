@@ -101,6 +101,7 @@ struct TrsmView {
   bool l2_first = true;      // the MMA path's tiles of M (trsm_issue_tile) and the chunked
                              // right-hand sides (trsm_load_rhs) evict-first in L2
   bool full_tiles = true;    // full off-diagonal tiles staged without per-entry tests
+  bool diag_mma = true;      // the MMA path's diagonal blocks on the MMAs too
 };
 
 template <typename T, int CPW>

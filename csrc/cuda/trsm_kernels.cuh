@@ -69,6 +69,9 @@ inline TrsmView trsm_view(int64_t n, int64_t k, bool upper, bool left, bool tran
   v.chunk_io = trsm_switch_on("BATCHCHOL_TRSM_IOCHUNKS");
   v.l2_first = trsm_l2_first_enabled();
   v.full_tiles = trsm_full_tiles_enabled();
+  // BATCHCHOL_TRSM_DIAGMMA=0: the MMA path's diagonal blocks by the one-row-per-lane loop
+  // (trsm_diag_block) instead of trsm_diag_block_mma (not GPU-run yet: an A/B switch).
+  v.diag_mma = trsm_switch_on("BATCHCHOL_TRSM_DIAGMMA");
   return v;
 }
 

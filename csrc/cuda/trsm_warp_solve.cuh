@@ -281,6 +281,81 @@ __device__ __forceinline__ void trsm_diag_block(const T* __restrict__ A, T* dst,
   }
 }
 
+// trsm_diag_block on the MMAs (float64, CPW = 8 or 16; BATCHCHOL_TRSM_DIAGMMA): the block
+// of right-hand sides goes to Ys, and for each 8-row sub-block s the lanes c < CPW solve
+// column c of its 8 x 8 triangle by forward substitution (row b + r's reciprocal from
+// the tile slot's padding column), then the rows below take -= L[rows, s] X_s as m8n8k4
+// products (A = -L from the staged tile, B = X_s and C from Ys: the lanes' own
+// fragments, read and written back). Against the one-row-per-lane loop (~46
+// instructions a step, 32 steps) this is ~450 instructions a block at 16 columns, by
+// count. The solved rows end in Ys and go out as trsm_diag_block's do.
+template <int CPW>
+__device__ __forceinline__ void trsm_diag_block_mma(const double* __restrict__ A, double* dst,
+                                                    const TrsmView& v, int ncols, int R,
+                                                    double* Ms, double* Ys, int lane,
+                                                    const double (&acc)[CPW]) {
+  constexpr int LDY = kTrsmMmaLdy, NB = CPW / 8;
+  const int n = v.n;
+  const int r0 = R * kTrsmTile;
+  const bool row_ok = r0 + lane < n;
+  __syncwarp();  // the previous readers of Ms / Ys are done
+  trsm_tile_start(A, v, r0, r0, Ms, lane);
+  trsm_tile_wait<double>();
+  // Unit and padding rows divide by 1 (the staged diagonal holds 1 or 0 there).
+  __syncwarp();
+  const double invd = (row_ok && !v.unit) ? 1.0 / Ms[lane * kTrsmTileLd + lane] : 1.0;
+  Ms[lane * kTrsmTileLd + kTrsmTile] = invd;
+  trsm_store_row<double, CPW>(Ys + lane * LDY, acc);
+  __syncwarp();
+  const int steps = min(kTrsmTile, n - r0);
+  const int q = lane >> 2, kk = lane & 3;
+#pragma unroll
+  for (int s = 0; s < kTrsmTile / 8; ++s) {
+    const int b = 8 * s;
+    if (b >= steps) break;
+    if (lane < CPW) {
+      double y[8];
+#pragma unroll
+      for (int r = 0; r < 8; ++r) y[r] = Ys[(b + r) * LDY + lane];
+#pragma unroll
+      for (int r = 0; r < 8; ++r) {
+        y[r] *= Ms[(b + r) * kTrsmTileLd + kTrsmTile];
+#pragma unroll
+        for (int r2 = r + 1; r2 < 8; ++r2) y[r2] -= Ms[(b + r2) * kTrsmTileLd + b + r] * y[r];
+      }
+#pragma unroll
+      for (int r = 0; r < 8; ++r) Ys[(b + r) * LDY + lane] = y[r];
+    }
+    __syncwarp();  // X_s published
+#pragma unroll
+    for (int i = s + 1; i < kTrsmTile / 8; ++i) {
+      if (8 * i >= steps) break;
+      const double a0 = -Ms[(8 * i + q) * kTrsmTileLd + b + kk];
+      const double a1 = -Ms[(8 * i + q) * kTrsmTileLd + b + 4 + kk];
+#pragma unroll
+      for (int j = 0; j < NB; ++j) {
+        double* cp = Ys + (8 * i + q) * LDY + 8 * j + 2 * kk;
+        const double2 c2 = *reinterpret_cast<const double2*>(cp);
+        double d[2] = {c2.x, c2.y};
+        dmma_m8n8k4(d, a0, Ys[(b + kk) * LDY + 8 * j + q]);
+        dmma_m8n8k4(d, a1, Ys[(b + 4 + kk) * LDY + 8 * j + q]);
+        *reinterpret_cast<double2*>(cp) = make_double2(d[0], d[1]);
+      }
+    }
+    __syncwarp();  // the rows below updated before the next sub-block reads them
+  }
+  if (v.chunk_io && trsm_rows_chunked<double, CPW, LDY>(v, dst, ncols)) {
+    trsm_store_rows<double, CPW, LDY>(dst, v, R, Ys, lane, steps);
+  } else if (row_ok) {
+    double x[CPW];
+    trsm_load_row<double, CPW>(Ys + lane * LDY, x);
+    const int64_t prow = trsm_row_offset(v, r0 + lane, 0);
+#pragma unroll
+    for (int c = 0; c < CPW; ++c)
+      if (c < ncols) dst[prow + c * v.cs] = x[c];
+  }
+}
+
 // The lane's right-hand-side row 32 R + lane (zero past n and ncols): through Ys by
 // 16-byte chunks where the group allows, else by the lane, whose CPW loads each touch
 // 32 rows' sectors (as trsm_rows_chunked says of the solved rows' loads).
@@ -332,6 +407,12 @@ __device__ void trsm_warp_solve(const T* __restrict__ A, const T* src, T* dst, c
     } else {
       trsm_load_rhs<T, CPW, LDY>(src, v, ncols, R, Ys, lane, acc);
       trsm_fma_products<T, CPW>(A, dst, v, ncols, R, Ms, Ys, lane, acc);
+    }
+    if constexpr (trsm_uses_mma<T, CPW, kMma>()) {
+      if (v.diag_mma) {
+        trsm_diag_block_mma<CPW>(A, dst, v, ncols, R, Ms, Ys, lane, acc);
+        continue;
+      }
     }
     trsm_diag_block<T, CPW, LDY>(A, dst, v, ncols, R, Ms, Ys, lane, acc);
   }
