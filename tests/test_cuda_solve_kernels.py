@@ -331,21 +331,21 @@ def test_float32_async_tiles_unit_diagonal(monkeypatch, k, left):
     assert per_system_error(out[1], ref) <= tol(torch.float32, n, COND)
 
 
-@pytest.mark.parametrize("n", [100, 128, 200])
-@pytest.mark.parametrize("k", [8, 12, 16])
+@pytest.mark.parametrize("n", [77, 100, 116, 128, 200])
+@pytest.mark.parametrize("k", [6, 8, 12, 16])
 @pytest.mark.parametrize("upper", [False, True])
 @pytest.mark.parametrize("unit", [False, True])
 def test_warp_diag_mma_matches(monkeypatch, n, k, upper, unit):
     # The MMA path's diagonal blocks on the MMAs (BATCHCHOL_TRSM_DIAGMMA): 8 x 8
     # sub-blocks by substitution, the rows below by m8n8k4 products. Another summation
-    # order than the one-row-per-lane loop, so both within the float64 tolerance of the
-    # reference and of each other. n = 100 ends in a partial sub-block (4 rows), 200 in a
-    # full one after 6 full blocks; 12 columns leave a 16-column group partly empty (its
-    # rows go out by the lanes, not by chunks); the factor column-major as torch returns
-    # it.
-    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
-    props = torch.cuda.get_device_properties(0)
-    if props.major < 8:
+    # order than the one-row-per-lane loop (so different bits: the switch is live), both
+    # within the float64 tolerance of the reference and of each other. The last row
+    # block has 13 (n = 77: an update into a partly filled 8-row group), 4 (100: a
+    # partial sub-block, no update), 20 (116), 32 or 8 rows; 6 and 12 columns leave an 8-
+    # or 16-column group partly empty (its rows go out by the lanes, not by chunks); the
+    # factor column-major as torch returns it.
+    clear_warp_switches(monkeypatch)
+    if torch.cuda.get_device_properties(0).major < 8:
         pytest.skip("the float64 MMAs need sm_80")
     gen = torch.Generator("cuda").manual_seed(53)
     batch = 40
@@ -353,19 +353,19 @@ def test_warp_diag_mma_matches(monkeypatch, n, k, upper, unit):
     Lin = L.mT.contiguous().mT
     B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen)
     ref = torch.linalg.solve_triangular(clean, B, upper=upper, unitriangular=unit)
-    out = []
+    xs, ps = [], []
     for value in ("0", "1"):
         monkeypatch.setenv("BATCHCHOL_TRSM_DIAGMMA", value)
-        X = ops.trsm(Lin, B, upper, True, False, unit)
-        assert per_system_error(X, ref) <= tol(torch.float64, n, COND)
-        out.append(X)
-        if not unit:
-            P = ops.potrs(Lin, B, upper)
+        xs.append(ops.trsm(Lin, B, upper, True, False, unit))
+        assert per_system_error(xs[-1], ref) <= tol(torch.float64, n, COND)
+        if not unit:  # the kernel input's diagonal is NaN for unit triangles
+            ps.append(ops.potrs(Lin, B, upper))
             refp = torch.cholesky_solve(B, clean, upper=upper)
-            assert per_system_error(P, refp) <= tol(torch.float64, n, COND**2)
-            out.append(P)
-    for a, b in zip(out[:len(out) // 2], out[len(out) // 2:]):
-        assert per_system_error(a, b.to(a.dtype)) <= tol(torch.float64, n, COND**2)
+            assert per_system_error(ps[-1], refp) <= tol(torch.float64, n, COND**2)
+    assert not torch.equal(xs[0], xs[1])
+    assert per_system_error(xs[0], xs[1]) <= tol(torch.float64, n, COND)
+    if ps:
+        assert per_system_error(ps[0], ps[1]) <= tol(torch.float64, n, COND**2)
 
 
 def clear_warp_switches(monkeypatch):
