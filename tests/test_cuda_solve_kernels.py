@@ -266,20 +266,22 @@ def test_warp_l2_policy_bit_identical(monkeypatch, upper, column_major):
                                torch.float64)
 
 
-@pytest.mark.parametrize("kernel,dtype,k", [
-    ("warp", torch.float32, 1), ("warp", torch.float32, 16), ("warp", torch.float64, 1),
-    ("warp", torch.float64, 4), ("warp", torch.complex64, 2), ("panel", torch.float32, 4),
-    ("panel", torch.float64, 1)])
+@pytest.mark.parametrize("kernel,dtype,k,async32", [
+    ("warp", torch.float32, 1, "1"), ("warp", torch.float32, 1, "0"),
+    ("warp", torch.float32, 16, "1"), ("warp", torch.float64, 1, "1"),
+    ("warp", torch.float64, 4, "1"), ("warp", torch.complex64, 2, "1"),
+    ("panel", torch.float32, 4, "1"), ("panel", torch.float64, 1, "1")])
 @pytest.mark.parametrize("upper", [False, True])
 @pytest.mark.parametrize("column_major", [False, True])
-def test_full_tiles_bit_identical(monkeypatch, kernel, dtype, k, upper, column_major):
+def test_full_tiles_bit_identical(monkeypatch, kernel, dtype, k, async32, upper, column_major):
     # Full off-diagonal tiles staged without the per-entry tests (BATCHCHOL_TRSM_FULLTILES:
-    # trsm_stage_tile's register stage, trsm_issue_tile's copies for the float64 warp
-    # solves and the panel solves) read the same entries: bit-identical results. n = 200
-    # has full row blocks and a partial last one (its tiles still tested); both
-    # orientations of the stored triangle and both passes of potrs walk the tiles forward
-    # and backward.
+    # trsm_stage_tile's register stage, trsm_issue_tile's copies for the real warp
+    # solves, float32 by default and through registers with BATCHCHOL_TRSM_ASYNC32=0, and
+    # for the panel solves) read the same entries: bit-identical results. n = 200 has full
+    # row blocks and a partial last one (its tiles still tested); both orientations of the
+    # stored triangle and both passes of potrs walk the tiles forward and backward.
     monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", kernel)
+    monkeypatch.setenv("BATCHCHOL_TRSM_ASYNC32", async32)
     gen = torch.Generator("cuda").manual_seed(41)
     n, batch = 200, 48
     clean, L = make_triangle(batch, n, dtype, upper, False, gen)
@@ -288,6 +290,85 @@ def test_full_tiles_bit_identical(monkeypatch, kernel, dtype, k, upper, column_m
     B = torch.randn(batch, n, k, dtype=rd, device="cuda", generator=gen).to(dtype)
     check_switch_bit_identical(monkeypatch, "BATCHCHOL_TRSM_FULLTILES", Lin, B, clean, upper,
                                dtype)
+
+
+@pytest.mark.parametrize("k", [1, 4, 16])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("column_major", [False, True])
+def test_float32_async_tiles_bit_identical(monkeypatch, k, upper, column_major):
+    # The float32 warp solves' tiles by cp.async or through registers
+    # (BATCHCHOL_TRSM_ASYNC32): the same entries staged, bit-identical results; n = 200
+    # has full, diagonal and partial tiles. (trsm's 16-column groups keep the register
+    # stage either way: the potrs half covers the copies there.)
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
+    gen = torch.Generator("cuda").manual_seed(43)
+    n, batch = 200, 48
+    clean, L = make_triangle(batch, n, torch.float32, upper, False, gen)
+    Lin = L.mT.contiguous().mT if column_major else L
+    B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen).float()
+    check_switch_bit_identical(monkeypatch, "BATCHCHOL_TRSM_ASYNC32", Lin, B, clean, upper,
+                               torch.float32)
+
+
+@pytest.mark.parametrize("k", [1, 4])
+@pytest.mark.parametrize("left", [True, False])
+def test_float32_async_tiles_unit_diagonal(monkeypatch, k, left):
+    # Unit diagonals, where the copies zero-fill the diagonal the register stage sets to
+    # 1 (the solves take it as 1 either way), on both sides: bit-identical, and right.
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
+    gen = torch.Generator("cuda").manual_seed(47)
+    n, batch = 200, 48
+    clean, L = make_triangle(batch, n, torch.float32, False, True, gen)
+    shape = (batch, n, k) if left else (batch, k, n)
+    B = torch.randn(*shape, dtype=torch.float64, device="cuda", generator=gen).float()
+    out = []
+    for value in ("0", "1"):
+        monkeypatch.setenv("BATCHCHOL_TRSM_ASYNC32", value)
+        out.append(ops.trsm(L, B, False, left, False, True))
+    assert torch.equal(out[0], out[1])
+    ref = torch.linalg.solve_triangular(clean, B.double(), upper=False, left=left,
+                                        unitriangular=True)
+    assert per_system_error(out[1], ref) <= tol(torch.float32, n, COND)
+
+
+@pytest.mark.parametrize("n", [77, 100, 116, 128, 200])
+@pytest.mark.parametrize("k", [6, 8, 12, 16])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("unit", [False, True])
+def test_warp_diag_mma_matches(monkeypatch, n, k, upper, unit):
+    # The MMA path's diagonal blocks on the MMAs (BATCHCHOL_TRSM_DIAGMMA): 8 x 8
+    # sub-blocks by substitution, the rows below by m8n8k4 products. Another order of
+    # operations than the one-row-per-lane loop (different bits where rows divide: the
+    # switch is live), both within the float64 tolerance of the reference and of each
+    # other. The last row block has 13 (n = 77: an update into a partly filled 8-row
+    # group), 4 (100: a partial sub-block, no update), 20 (116), 32 or 8 rows; 6 and 12
+    # columns leave an 8- or 16-column group partly empty (its rows go out by the lanes,
+    # not by chunks); the factor column-major as torch returns it.
+    clear_warp_switches(monkeypatch)
+    if torch.cuda.get_device_properties(0).major < 8:
+        pytest.skip("the float64 MMAs need sm_80")
+    gen = torch.Generator("cuda").manual_seed(53)
+    batch = 40
+    clean, L = make_triangle(batch, n, torch.float64, upper, unit, gen)
+    Lin = L.mT.contiguous().mT
+    B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen)
+    ref = torch.linalg.solve_triangular(clean, B, upper=upper, unitriangular=unit)
+    xs, ps = [], []
+    for value in ("0", "1"):
+        monkeypatch.setenv("BATCHCHOL_TRSM_DIAGMMA", value)
+        xs.append(ops.trsm(Lin, B, upper, True, False, unit))
+        assert per_system_error(xs[-1], ref) <= tol(torch.float64, n, COND)
+        if not unit:  # the kernel input's diagonal is NaN for unit triangles
+            ps.append(ops.potrs(Lin, B, upper))
+            refp = torch.cholesky_solve(B, clean, upper=upper)
+            assert per_system_error(ps[-1], refp) <= tol(torch.float64, n, COND**2)
+    if not unit:
+        # Unit triangles divide by nothing, and the m8n8k4 products accumulate in the
+        # loop's order (an H100 gave equal bits): only the reciprocals tell them apart.
+        assert not torch.equal(xs[0], xs[1])
+    assert per_system_error(xs[0], xs[1]) <= tol(torch.float64, n, COND)
+    if ps:
+        assert per_system_error(ps[0], ps[1]) <= tol(torch.float64, n, COND**2)
 
 
 def clear_warp_switches(monkeypatch):

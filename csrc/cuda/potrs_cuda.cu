@@ -35,7 +35,7 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
     v1.trans = !v1.trans;
     v2.trans = !v2.trans;
   }
-  v1.async_tiles = v2.async_tiles = true;  // float64 warp solves: trsm_tile_start
+  v1.async_tiles = v2.async_tiles = cuda::trsm_async_dtype<T>();  // trsm_tile_start
   const TrsmKernel family = trsm_pick_kernel(n, k, cuda::IsComplex<T>::value, sizeof(T) == 8,
                                              /*potrs=*/true, batch);
   if (family == TrsmKernel::kStream) {

@@ -95,12 +95,13 @@ struct TrsmView {
   int n;
   bool rev, trans, conj, unit;
   int64_t rs, cs;  // strides (elements) of a canonical row / column of C and Y
-  bool async_tiles = false;  // float64: the warp solve's tiles by cp.async (trsm_tile_start)
+  bool async_tiles = false;  // real types: the warp solve's tiles by cp.async (trsm_tile_start)
   bool chunk_rows = true;    // the warp solve's Y rows by 16-byte chunks where they allow
   bool chunk_io = true;      // and its right-hand sides in, solved rows out likewise
   bool l2_first = true;      // the MMA path's tiles of M (trsm_issue_tile) and the chunked
                              // right-hand sides (trsm_load_rhs) evict-first in L2
   bool full_tiles = true;    // full off-diagonal tiles staged without per-entry tests
+  bool diag_mma = true;      // the MMA path's diagonal blocks on the MMAs too
 };
 
 template <typename T, int CPW>
@@ -131,48 +132,74 @@ __device__ __forceinline__ void trsm_store_row(T* dst, const T (&src)[CPW]) {
   }
 }
 
-// How a lane walks the 32x32 tile of M at canonical (r0, c0) in A and in Ms (pitch
-// kTrsmTileLd). Consecutive lanes read consecutive addresses of A in both orientations:
-// along a row of A for a plain read, along a column index of A (i.e. a row of A again)
-// for a transposed read. Step t's element lies `step` elements past step t - 1's (one
-// row of A up or down), so a single pointer walks the tile.
+// How a lane walks the 32x32 tile of M at canonical (r0, c0) in A. Consecutive lanes
+// read consecutive addresses of A in both orientations: along a row of A for a plain
+// read, along a column index of A (i.e. a row of A again) for a transposed read. The
+// lane's fixed canonical coordinate is i (trans) or j (plain); step t moves the other
+// one, `step` elements of A past step t - 1's (one row of A up or down), so a single
+// pointer walks the tile.
 template <typename T>
 struct TrsmTileWalk {
   const T* p;     // A's element at t = 0
   int64_t step;   // elements of A between steps
-  int fixed;      // lane-fixed canonical coordinate: i (trans) or j (plain)
-  int vary0;      // t-varying one at t = 0: j (trans) or i (plain)
-  int ms_fixed;   // Ms offset at t = 0
-  int ms_step;    // Ms elements between steps
 };
 
 template <typename T>
 __device__ __forceinline__ TrsmTileWalk<T> trsm_tile_walk(const T* A, const TrsmView& v, int r0,
                                                           int c0, int lane) {
   const int n = v.n;
+  const int fixed = (v.trans ? r0 : c0) + lane;
+  const int vary0 = v.trans ? c0 : r0;
+  const int rf = v.rev ? n - 1 - fixed : fixed;
+  const int rv0 = v.rev ? n - 1 - vary0 : vary0;
   TrsmTileWalk<T> w;
-  w.fixed = (v.trans ? r0 : c0) + lane;
-  w.vary0 = v.trans ? c0 : r0;
-  const int rf = v.rev ? n - 1 - w.fixed : w.fixed;
-  const int rv0 = v.rev ? n - 1 - w.vary0 : w.vary0;
   w.step = v.rev ? -int64_t(n) : int64_t(n);
   w.p = A + (int64_t(rv0) * n + rf);
-  w.ms_fixed = v.trans ? lane * kTrsmTileLd : lane;
-  w.ms_step = v.trans ? 1 : kTrsmTileLd;
   return w;
 }
 
-// Where step t of this lane's walk lands in Ms: at w's pitch, or (kSwz) in the MMA
-// path's layout, row * 32 + trsm_swizzle(row, col), the lane's fixed coordinate being
+// Where step t of this lane's walk lands in Ms: at pitch kTrsmTileLd, or (kSwz) in the
+// MMA path's layout, row * 32 + trsm_swizzle(row, col), the lane's fixed coordinate being
 // the tile row of a transposed read and the tile column of a plain one.
-template <bool kSwz, typename W>
-__device__ __forceinline__ int trsm_ms_index(const W& w, bool trans, int lane, int t) {
+template <bool kSwz>
+__device__ __forceinline__ int trsm_ms_index(bool trans, int lane, int t) {
+  const int r = trans ? lane : t, c = trans ? t : lane;
   if constexpr (kSwz) {
-    const int r = trans ? lane : t, c = trans ? t : lane;
     return r * kTrsmTile + trsm_swizzle(r, c);
   } else {
-    return w.ms_fixed + t * w.ms_step;
+    return r * kTrsmTileLd + c;
   }
+}
+
+// Calls f(std::bool_constant<trans>): the tile loops below with the orientation known at
+// compile time, so that a step's shared-memory index and triangle test fold to a few
+// instructions (with trans at run time both orientations' arithmetic ran for every
+// element: ~20 instructions an element in the float64 MMA solve's diagonal tiles).
+template <typename F>
+__device__ __forceinline__ void trsm_with_trans(bool trans, F&& f) {
+  if (trans) {
+    f(std::true_type{});
+  } else {
+    f(std::false_type{});
+  }
+}
+
+// Step t of this lane's walk of the tile at canonical (r0, c0), diag = (r0 == c0): ok =
+// the entry lies inside the referenced triangle and the matrix (read it), one = it is on
+// the diagonal (1 where it is not read: unit or padding). Bitwise operators: with
+// && / || the tests compiled to short-circuit branches, ~25 instructions an element with
+// the index products (SASS of the float32 potrs warp kernel). Off the diagonal j < i
+// always holds (c0 < r0); only rows past n are out.
+struct TrsmTileEntry {
+  bool ok, one;
+};
+__device__ __forceinline__ TrsmTileEntry trsm_tile_entry(const TrsmView& v, bool trans, int r0,
+                                                         bool diag, int lane, int t) {
+  const int di = trans ? lane : t;  // i - r0
+  const int dj = trans ? t : lane;  // j - c0
+  const bool on_diag = diag & (di == dj);
+  const bool in_tri = !diag | (dj < di) | (on_diag & !v.unit);
+  return {bool((r0 + di < v.n) & in_tri), on_diag};
 }
 
 // Stages the 32x32 tile of M at canonical (r0, c0) into Ms (pitch kTrsmTileLd).
@@ -189,47 +216,44 @@ __device__ __forceinline__ void trsm_stage_tile(const T* __restrict__ A, const T
   // cost more occupancy than they save latency.
   constexpr int kPart = 8;
   // Off the diagonal (c0 < r0, so j < i) with every row inside the matrix, every entry
-  // is read: no triangle tests, one pointer walking the tile. The tested loop below took
-  // ~25 instructions an element (short-circuit branches, a 64-bit product per address;
-  // SASS of the float32 potrs warp kernel), ~840 of the ~990 issued per tile.
-  if (v.full_tiles && r0 != c0 && r0 + kTrsmTile <= n) {
+  // is read (full): no triangle tests. Otherwise (diagonal and partial tiles) the entries
+  // inside the triangle and the matrix, tested with bitwise operators (no short-circuit
+  // branches). The tests as they were (branches, a 64-bit product per address) took ~25
+  // instructions an element, ~840 of the ~990 a float32 potrs warp issued per tile
+  // (SASS, ncu). One pointer walks the tile; it steps past the entries it does not read
+  // (dereferenced only where read).
+  const bool full = v.full_tiles && r0 != c0 && r0 + kTrsmTile <= n;
+  const bool diag = r0 == c0;
+  const auto stage = [&](auto trans_c, auto full_c) {
+    constexpr bool kT = decltype(trans_c)::value, kFull = decltype(full_c)::value;
     const T* p = w.p;
 #pragma unroll 1
     for (int h = 0; h < kTrsmTile; h += kPart) {
       T val[kPart];
+      // All loads of a part are issued before its stores, for memory-level parallelism.
 #pragma unroll
       for (int u = 0; u < kPart; ++u) {
-        val[u] = *p;
+        // Only loaded entries are conjugated (the constants keep a +0 imaginary part).
+        if constexpr (kFull) {
+          val[u] = v.conj ? conj_(*p) : *p;
+        } else {
+          const TrsmTileEntry e = trsm_tile_entry(v, kT, r0, diag, lane, h + u);
+          val[u] = e.one ? T(1) : T(0);
+          if (e.ok) val[u] = v.conj ? conj_(*p) : *p;
+        }
         p += w.step;
       }
 #pragma unroll
-      for (int u = 0; u < kPart; ++u) {
-        if (v.conj) val[u] = conj_(val[u]);
-        Ms[trsm_ms_index<kSwz>(w, v.trans, lane, h + u)] = val[u];
-      }
+      for (int u = 0; u < kPart; ++u) Ms[trsm_ms_index<kSwz>(kT, lane, h + u)] = val[u];
     }
-    return;
-  }
-#pragma unroll 1
-  for (int h = 0; h < kTrsmTile; h += kPart) {
-    T val[kPart];
-    // All loads of a part are issued before its stores, for memory-level parallelism.
-#pragma unroll
-    for (int u = 0; u < kPart; ++u) {
-      const int t = h + u;
-      const int i = v.trans ? w.fixed : w.vary0 + t;
-      const int j = v.trans ? w.vary0 + t : w.fixed;
-      const bool in_tri = i < n && (j < i || (j == i && !v.unit));
-      T x = i == j ? T(1) : T(0);
-      if (in_tri) {
-        x = w.p[t * w.step];
-        if (v.conj) x = conj_(x);
-      }
-      val[u] = x;
+  };
+  trsm_with_trans(v.trans, [&](auto tr) {
+    if (full) {
+      stage(tr, std::true_type{});
+    } else {
+      stage(tr, std::false_type{});
     }
-#pragma unroll
-    for (int u = 0; u < kPart; ++u) Ms[trsm_ms_index<kSwz>(w, v.trans, lane, h + u)] = val[u];
-  }
+  });
 }
 
 // trsm_stage_tile's tile by cp.async (real types): every entry of the tile in flight at
@@ -242,47 +266,51 @@ __device__ __forceinline__ void trsm_issue_tile(const T* __restrict__ A, const T
   const int n = v.n;
   const TrsmTileWalk<T> w = trsm_tile_walk(A, v, r0, c0, lane);
   const bool diag = r0 == c0;
-  // The MMA path's off-diagonal tiles as evict-first in L2 (l2_hints.cuh): they stream
-  // through L2 once, so the solved rows their products re-read stay (H200, float64, 16
-  // columns, results/h200-2026-11-27-l2first-tune_trsm.txt part 4: trsm n = 256 1.382 ->
-  // 1.317 ms, potrs 3.062 -> 2.454). Off the diagonal (C < R) every entry has
-  // j <= c0 + 31 < r0 <= i, and with r0 + 32 <= n every row is inside the matrix: all are
-  // read, none zero-filled (a partial last row block keeps the copies below). Only on the
-  // swizzled layout: with the unswizzled one ptxas folded the uniform step of the shared
-  // addresses into the hinted copies (LDGSTS [R + UR], desc[UR1]), which faulted with an
-  // illegal instruction on the H200; the swizzled addresses are computed per lane.
-  if constexpr (kSwz) {
-    if (v.l2_first && !diag && r0 + kTrsmTile <= n) {
-      const uint64_t pol = l2_evict_first_policy();
-#pragma unroll 8
-      for (int t = 0; t < kTrsmTile; ++t)
-        cp_async_elem_l2(Ms + trsm_ms_index<kSwz>(w, v.trans, lane, t), w.p + t * w.step, pol);
+  // Off the diagonal (C < R) every entry has j <= c0 + 31 < r0 <= i, and with
+  // r0 + 32 <= n every row is inside the matrix: all are read, none zero-filled (a
+  // partial last row block keeps the tested copies).
+  const bool full = !diag && r0 + kTrsmTile <= n;
+  trsm_with_trans(v.trans, [&](auto tr) {
+    constexpr bool kT = decltype(tr)::value;
+    const T* p = w.p;
+    // The MMA path's full tiles as evict-first in L2 (l2_hints.cuh): they stream through
+    // L2 once, so the solved rows their products re-read stay (H200, float64, 16 columns,
+    // results/h200-2026-11-27-l2first-tune_trsm.txt part 4: trsm n = 256 1.382 -> 1.317
+    // ms, potrs 3.062 -> 2.454). Only on the swizzled layout: with the unswizzled one
+    // ptxas folded the uniform step of the shared addresses into the hinted copies
+    // (LDGSTS [R + UR], desc[UR1]), which faulted with an illegal instruction on the
+    // H200; the swizzled addresses are computed per lane.
+    if constexpr (kSwz) {
+      if (v.l2_first && full) {
+        const uint64_t pol = l2_evict_first_policy();
+#pragma unroll
+        for (int t = 0; t < kTrsmTile; ++t) {
+          cp_async_elem_l2(Ms + trsm_ms_index<kSwz>(kT, lane, t), p, pol);
+          p += w.step;
+        }
+        return;
+      }
+    }
+    // As in trsm_stage_tile: full tiles without the tests (~34 instructions an element in
+    // the float64 potrs warp kernel's SASS with them), the others tested bitwise.
+    if (v.full_tiles && full) {
+#pragma unroll
+      for (int t = 0; t < kTrsmTile; ++t) {
+        cp_async_elem(Ms + trsm_ms_index<kSwz>(kT, lane, t), p);
+        p += w.step;
+      }
       return;
     }
-  }
-  // As in trsm_stage_tile: a full off-diagonal tile is copied whole, without the tests
-  // (~34 instructions an element in the float64 potrs warp kernel's SASS).
-  if (v.full_tiles && !diag && r0 + kTrsmTile <= n) {
-    const T* p = w.p;
-#pragma unroll 8
+#pragma unroll
     for (int t = 0; t < kTrsmTile; ++t) {
-      cp_async_elem(Ms + trsm_ms_index<kSwz>(w, v.trans, lane, t), p);
+      const bool ok = trsm_tile_entry(v, kT, r0, diag, lane, t).ok;
+      cp_async_elem_or_zero(Ms + trsm_ms_index<kSwz>(kT, lane, t), ok ? p : A, ok);
       p += w.step;
     }
-    return;
-  }
-#pragma unroll 8
-  for (int t = 0; t < kTrsmTile; ++t) {
-    const int i = v.trans ? w.fixed : w.vary0 + t;
-    const int j = v.trans ? w.vary0 + t : w.fixed;
-    // Off the diagonal j < i always holds (c0 < r0); only rows past n are out.
-    const bool ok = i < n && (!diag || j < i || (j == i && !v.unit));
-    cp_async_elem_or_zero(Ms + trsm_ms_index<kSwz>(w, v.trans, lane, t), ok ? w.p + t * w.step : A,
-                          ok);
-  }
+  });
 }
 
-// The warp solve's tile (r0, c0) into Ms: by cp.async for float64 where the launcher
+// The warp solve's tile (r0, c0) into Ms: by cp.async for real types where the launcher
 // asks for it (v.async_tiles; landed after trsm_tile_wait), by trsm_stage_tile otherwise.
 // H200 A/B, 2026-11-26 (bench_fixed's batches, results/h200-2026-11-26-panel-tune_trsm.txt,
 // part 3): float64 potrs 1.700 -> 1.495 ms at n = 256, 1.470 -> 1.227 at 512, 4.080 ->
@@ -290,12 +318,14 @@ __device__ __forceinline__ void trsm_issue_tile(const T* __restrict__ A, const T
 // 0.639 at 512, but with 16 columns 2.304 -> 2.364 and 1.767 -> 1.802 (1.927 in a later
 // run: below torch's 1.771), so trsm's 16-column groups keep the register stage. float32
 // lost everywhere (potrs n = 64 0.102 -> 0.116 ms, trsm n = 256 with 16 columns 1.208 ->
-// 1.324): as many copy instructions for half the bytes. Complex types conjugate on the
-// way.
+// 1.324): as many copy instructions for half the bytes, when every copy carried the
+// per-entry tests (~34 instructions). With full tiles untested (~3) float32 is open
+// again (BATCHCHOL_TRSM_ASYNC32, trsm_kernels.cuh): one round trip per tile instead of
+// the register stage's four. Complex types conjugate on the way.
 template <typename T, bool kSwz = false>
 __device__ __forceinline__ void trsm_tile_start(const T* __restrict__ A, const TrsmView& v, int r0,
                                                 int c0, T* Ms, int lane) {
-  if constexpr (!IsComplex<T>::value && sizeof(T) == 8) {
+  if constexpr (!IsComplex<T>::value) {
     if (v.async_tiles) {
       trsm_issue_tile<T, kSwz>(A, v, r0, c0, Ms, lane);
       cp_async_commit();
@@ -308,7 +338,7 @@ __device__ __forceinline__ void trsm_tile_start(const T* __restrict__ A, const T
 // Waits for this lane's copies (none pending without async_tiles: returns at once).
 template <typename T>
 __device__ __forceinline__ void trsm_tile_wait() {
-  if constexpr (!IsComplex<T>::value && sizeof(T) == 8) cp_async_wait<0>();
+  if constexpr (!IsComplex<T>::value) cp_async_wait<0>();
 }
 
 }  // namespace cuda

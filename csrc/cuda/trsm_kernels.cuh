@@ -36,6 +36,23 @@ inline bool trsm_l2_first_enabled() { return trsm_switch_on("BATCHCHOL_TRSM_L2FI
 // float32 past n = 96 back on the block kernels from 16 columns (trsm_pick_kernel).
 inline bool trsm_full_tiles_enabled() { return trsm_switch_on("BATCHCHOL_TRSM_FULLTILES"); }
 
+// BATCHCHOL_TRSM_ASYNC32=0: the float32 warp solves stage their tiles through registers
+// (trsm_stage_tile) instead of copying them by cp.async as float64 does (trsm_tile_start),
+// and float32 keeps the block kernels below the thirty-fourth round's bounds
+// (trsm_pick_kernel).
+inline bool trsm_async32_enabled() { return trsm_switch_on("BATCHCHOL_TRSM_ASYNC32"); }
+
+// BATCHCHOL_TRSM_DIAGMMA=0: the MMA path's diagonal blocks by the one-row-per-lane loop
+// (trsm_diag_block) instead of trsm_diag_block_mma, and float64 at n <= 96 back on the
+// block kernels (trsm_pick_kernel).
+inline bool trsm_diag_mma_enabled() { return trsm_switch_on("BATCHCHOL_TRSM_DIAGMMA"); }
+
+// Whether the warp solves of T copy their tiles by cp.async where the launcher allows.
+template <typename T>
+inline bool trsm_async_dtype() {
+  return !IsComplex<T>::value && (sizeof(T) == 8 || trsm_async32_enabled());
+}
+
 // Canonical view of op(A) X = B (left) or X op(A) = B (right). A right solve is
 // op(A)^T X^T = B^T: op(A)^T is A^T (transposed read) or conj(A) (plain read), and
 // X^T's rows are B's columns (rs = 1, cs = n). The canonical matrix is lower, so the
@@ -58,6 +75,7 @@ inline TrsmView trsm_view(int64_t n, int64_t k, bool upper, bool left, bool tran
   v.chunk_io = trsm_switch_on("BATCHCHOL_TRSM_IOCHUNKS");
   v.l2_first = trsm_l2_first_enabled();
   v.full_tiles = trsm_full_tiles_enabled();
+  v.diag_mma = trsm_diag_mma_enabled();
   return v;
 }
 

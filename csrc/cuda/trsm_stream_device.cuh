@@ -126,7 +126,7 @@ __device__ __forceinline__ void stream_issue(const T* __restrict__ A, const T* _
   if constexpr (NP == kTrsmTile) {
     if (sys0 >= p.batch) return;
     // One system; consecutive lanes read consecutive addresses of A in both
-    // orientations (see trsm_stage_tile), and one pointer walks the tile.
+    // orientations (see trsm_tile_walk), and one pointer walks the tile.
     const int r0 = R * kTrsmTile, c0t = C * kTrsmTile;
     const int fixed = (v.trans ? r0 : c0t) + lane;
     const int vary0 = v.trans ? c0t : r0;

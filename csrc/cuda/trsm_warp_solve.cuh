@@ -35,22 +35,29 @@ __device__ __forceinline__ bool trsm_rows_chunked(const TrsmView& v, const T* ds
          v.rs % E == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0;
 }
 
-// Calls f(row, col, i) for this lane's 16-byte chunks of rows C * 32 .. + 31 (the group's
-// CPW columns): CPW / E chunks per row in lane order, so that consecutive lanes take
-// consecutive 16 bytes of a row; i = the canonical row (trsm_row_offset).
-template <typename T, int CPW, typename F>
-__device__ __forceinline__ void trsm_row_chunks(int C, int lane, F&& f) {
-  constexpr int E = int(16 / sizeof(T)), RC = CPW / E;
-#pragma unroll
-  for (int u = 0; u < RC; ++u) {
-    const int e = lane + 32 * u, row = e / RC, cc = E * (e % RC);
-    f(row, cc, C * kTrsmTile + row);
-  }
-}
-
 // Element offset of canonical row i, column c of C or Y.
 __device__ __forceinline__ int64_t trsm_row_offset(const TrsmView& v, int i, int c) {
   return int64_t(v.rev ? v.n - 1 - i : i) * v.rs + c;
+}
+
+// Calls f(row, col, off) for this lane's 16-byte chunks of rows C * 32 .. + 31 (the
+// group's CPW columns): CPW / E chunks per row in lane order, so that consecutive lanes
+// take consecutive 16 bytes of a row; off = the chunk's element offset (trsm_row_offset).
+// A lane's chunks share their column and lie 32 / (CPW / E) rows apart, so one 64-bit
+// offset steps through them (a product per chunk, with the rows' reversal, took ~35
+// instructions a chunk in the float64 MMA solve's SASS).
+template <typename T, int CPW, typename F>
+__device__ __forceinline__ void trsm_row_chunks(const TrsmView& v, int C, int lane, F&& f) {
+  constexpr int E = int(16 / sizeof(T)), RC = CPW / E, DR = kTrsmTile / RC;
+  static_assert(kTrsmTile % RC == 0, "a lane's chunks must lie a whole number of rows apart");
+  const int row0 = lane / RC, cc = E * (lane % RC);
+  int64_t off = trsm_row_offset(v, C * kTrsmTile + row0, cc);
+  const int64_t step = (v.rev ? -v.rs : v.rs) * DR;
+#pragma unroll
+  for (int u = 0; u < RC; ++u) {
+    f(row0 + DR * u, cc, off);
+    off += step;
+  }
 }
 
 // Issues and commits those copies into Ys (pitch LD, rows on 16 bytes); rows from `rows`
@@ -64,18 +71,26 @@ __device__ __forceinline__ void trsm_issue_rows(const T* dst, const TrsmView& v,
                                                 int lane, int rows = kTrsmTile,
                                                 bool evict_first = false) {
   if constexpr (trsm_rows_chunkable<T, CPW, LD>()) {
-    const uint64_t pol = evict_first ? l2_evict_first_policy() : 0;
-    trsm_row_chunks<T, CPW>(C, lane, [&](int row, int cc, int i) {
-      const bool ok = row < rows;
-      const T* g = ok ? dst + trsm_row_offset(v, i, cc) : dst;
-      T* s = Ys + row * LD + cc;
-      if (evict_first && ok) {
-        cp_async_16_l2(s, g, pol);
-      } else {
-        cp_async_elem_or_zero(reinterpret_cast<uint4*>(s), reinterpret_cast<const uint4*>(g),
-                              ok);
-      }
-    });
+    // The policy chosen once for the block, not per chunk (both copies were issued,
+    // predicated, for every chunk).
+    if (evict_first) {
+      const uint64_t pol = l2_evict_first_policy();
+      trsm_row_chunks<T, CPW>(v, C, lane, [&](int row, int cc, int64_t off) {
+        T* s = Ys + row * LD + cc;
+        if (row < rows) {
+          cp_async_16_l2(s, dst + off, pol);
+        } else {
+          cp_async_elem_or_zero(reinterpret_cast<uint4*>(s), reinterpret_cast<const uint4*>(dst),
+                                false);
+        }
+      });
+    } else {
+      trsm_row_chunks<T, CPW>(v, C, lane, [&](int row, int cc, int64_t off) {
+        const bool ok = row < rows;
+        cp_async_elem_or_zero(reinterpret_cast<uint4*>(Ys + row * LD + cc),
+                              reinterpret_cast<const uint4*>(ok ? dst + off : dst), ok);
+      });
+    }
     cp_async_commit();
   }
 }
@@ -89,10 +104,9 @@ template <typename T, int CPW, int LD>
 __device__ __forceinline__ void trsm_store_rows(T* dst, const TrsmView& v, int C, const T* Ys,
                                                 int lane, int rows) {
   if constexpr (trsm_rows_chunkable<T, CPW, LD>()) {
-    trsm_row_chunks<T, CPW>(C, lane, [&](int row, int cc, int i) {
+    trsm_row_chunks<T, CPW>(v, C, lane, [&](int row, int cc, int64_t off) {
       if (row < rows)
-        *reinterpret_cast<uint4*>(dst + trsm_row_offset(v, i, cc)) =
-            *reinterpret_cast<const uint4*>(Ys + row * LD + cc);
+        *reinterpret_cast<uint4*>(dst + off) = *reinterpret_cast<const uint4*>(Ys + row * LD + cc);
     });
   }
 }
@@ -219,20 +233,20 @@ __device__ __forceinline__ void trsm_diag_block(const T* __restrict__ A, T* dst,
   const T invd = (row_ok && !v.unit) ? T(1) / Ms[lane * kTrsmTileLd + lane] : T(1);
   const int steps = min(kTrsmTile, n - r0);
   if constexpr (CPW >= 4) {
-    // Many columns: lane jj publishes its solved row in Ys and the warp reads it back
-    // with 16-byte broadcasts, instead of one shuffle per column (two per float64);
-    // with 16 columns the shuffles were the busiest pipe. Row jj is written once per
-    // diagonal block, so only the write -> read order needs the barrier.
+    // Many columns: lane jj publishes its row in Ys and the warp reads it back with
+    // 16-byte broadcasts, instead of one shuffle per column (two per float64); with 16
+    // columns the shuffles were the busiest pipe. Row jj is final at step jj and written
+    // once per diagonal block, so only the write -> read order needs the barrier. It goes
+    // out unscaled: every lane scales its multiplier by row jj's reciprocal (published
+    // once, in the tile slot's padding column) instead of lane jj scaling its CPW entries
+    // on a one-lane branch (16 multiplies a step at 16 columns in the float64 SASS).
+    Ms[lane * kTrsmTileLd + kTrsmTile] = invd;
+    __syncwarp();
 #pragma unroll 2
     for (int jj = 0; jj < steps; ++jj) {
-      if (lane == jj) {
-        T y[CPW];
-#pragma unroll
-        for (int c = 0; c < CPW; ++c) y[c] = acc[c] * invd;
-        trsm_store_row<T, CPW>(Ys + jj * LDY, y);
-      }
+      if (lane == jj) trsm_store_row<T, CPW>(Ys + jj * LDY, acc);
       __syncwarp();
-      const T m = Ms[lane * kTrsmTileLd + jj];
+      const T m = Ms[lane * kTrsmTileLd + jj] * Ms[jj * kTrsmTileLd + kTrsmTile];
       T yr[CPW];
       trsm_load_row<T, CPW>(Ys + jj * LDY, yr);
       if (lane > jj) {
@@ -251,14 +265,94 @@ __device__ __forceinline__ void trsm_diag_block(const T* __restrict__ A, T* dst,
       }
     }
   }
-  // Every solved row is in Ys past the last step's barrier (CPW >= 4).
+#pragma unroll
+  for (int c = 0; c < CPW; ++c) acc[c] *= invd;  // the solved row
   if (CPW >= 4 && v.chunk_io && trsm_rows_chunked<T, CPW, LDY>(v, dst, ncols)) {
+    // The solved rows out from Ys by chunks: each lane republishes its row scaled.
+    __syncwarp();  // every read of the unscaled rows is done
+    trsm_store_row<T, CPW>(Ys + lane * LDY, acc);
+    __syncwarp();
     trsm_store_rows<T, CPW, LDY>(dst, v, R, Ys, lane, steps);
   } else if (row_ok) {
     const int64_t prow = trsm_row_offset(v, r0 + lane, 0);
 #pragma unroll
     for (int c = 0; c < CPW; ++c)
-      if (c < ncols) dst[prow + c * v.cs] = acc[c] * invd;
+      if (c < ncols) dst[prow + c * v.cs] = acc[c];
+  }
+}
+
+// trsm_diag_block on the MMAs (float64, CPW = 8 or 16; BATCHCHOL_TRSM_DIAGMMA): the block
+// of right-hand sides goes to Ys, and for each 8-row sub-block s the lanes c < CPW solve
+// column c of its 8 x 8 triangle by forward substitution (row b + r's reciprocal from
+// the tile slot's padding column), then the rows below take -= L[rows, s] X_s as m8n8k4
+// products (A = -L from the staged tile, B = X_s and C from Ys: the lanes' own
+// fragments, read and written back). Against the one-row-per-lane loop (~46
+// instructions a step, 32 steps) this is ~450 instructions a block at 16 columns, by
+// count. The solved rows end in Ys and go out as trsm_diag_block's do.
+template <int CPW>
+__device__ __forceinline__ void trsm_diag_block_mma(const double* __restrict__ A, double* dst,
+                                                    const TrsmView& v, int ncols, int R,
+                                                    double* Ms, double* Ys, int lane,
+                                                    const double (&acc)[CPW]) {
+  constexpr int LDY = kTrsmMmaLdy, NB = CPW / 8;
+  const int n = v.n;
+  const int r0 = R * kTrsmTile;
+  const bool row_ok = r0 + lane < n;
+  __syncwarp();  // the previous readers of Ms / Ys are done
+  trsm_tile_start(A, v, r0, r0, Ms, lane);
+  trsm_tile_wait<double>();
+  // Unit and padding rows divide by 1 (the staged diagonal holds 1 or 0 there).
+  __syncwarp();
+  const double invd = (row_ok && !v.unit) ? 1.0 / Ms[lane * kTrsmTileLd + lane] : 1.0;
+  Ms[lane * kTrsmTileLd + kTrsmTile] = invd;
+  trsm_store_row<double, CPW>(Ys + lane * LDY, acc);
+  __syncwarp();
+  const int steps = min(kTrsmTile, n - r0);
+  const int q = lane >> 2, kk = lane & 3;
+#pragma unroll
+  for (int s = 0; s < kTrsmTile / 8; ++s) {
+    const int b = 8 * s;
+    if (b >= steps) break;
+    if (lane < CPW) {
+      double y[8];
+#pragma unroll
+      for (int r = 0; r < 8; ++r) y[r] = Ys[(b + r) * LDY + lane];
+#pragma unroll
+      for (int r = 0; r < 8; ++r) {
+        y[r] *= Ms[(b + r) * kTrsmTileLd + kTrsmTile];
+#pragma unroll
+        for (int r2 = r + 1; r2 < 8; ++r2) y[r2] -= Ms[(b + r2) * kTrsmTileLd + b + r] * y[r];
+      }
+#pragma unroll
+      for (int r = 0; r < 8; ++r) Ys[(b + r) * LDY + lane] = y[r];
+    }
+    __syncwarp();  // X_s published
+#pragma unroll
+    for (int i = s + 1; i < kTrsmTile / 8; ++i) {
+      if (8 * i >= steps) break;
+      const double a0 = -Ms[(8 * i + q) * kTrsmTileLd + b + kk];
+      const double a1 = -Ms[(8 * i + q) * kTrsmTileLd + b + 4 + kk];
+#pragma unroll
+      for (int j = 0; j < NB; ++j) {
+        double* cp = Ys + (8 * i + q) * LDY + 8 * j + 2 * kk;
+        const double2 c2 = *reinterpret_cast<const double2*>(cp);
+        double d[2] = {c2.x, c2.y};
+        dmma_m8n8k4(d, a0, Ys[(b + kk) * LDY + 8 * j + q]);
+        dmma_m8n8k4(d, a1, Ys[(b + 4 + kk) * LDY + 8 * j + q]);
+        *reinterpret_cast<double2*>(cp) = make_double2(d[0], d[1]);
+      }
+    }
+    __syncwarp();  // the rows below updated before the next sub-block reads them
+  }
+  if (v.chunk_io && trsm_rows_chunked<double, CPW, LDY>(v, dst, ncols)) {
+    trsm_store_rows<double, CPW, LDY>(dst, v, R, Ys, lane, steps);
+  } else if (row_ok) {
+    double x[CPW];
+    trsm_load_row<double, CPW>(Ys + lane * LDY, x);
+    const int64_t prow = trsm_row_offset(v, r0 + lane, 0);
+#pragma unroll
+    for (int c = 0; c < CPW; ++c)
+      if (c < ncols) dst[prow + c * v.cs] = x[c];
   }
 }
 
@@ -313,6 +407,12 @@ __device__ void trsm_warp_solve(const T* __restrict__ A, const T* src, T* dst, c
     } else {
       trsm_load_rhs<T, CPW, LDY>(src, v, ncols, R, Ys, lane, acc);
       trsm_fma_products<T, CPW>(A, dst, v, ncols, R, Ms, Ys, lane, acc);
+    }
+    if constexpr (trsm_uses_mma<T, CPW, kMma>()) {
+      if (v.diag_mma) {
+        trsm_diag_block_mma<CPW>(A, dst, v, ncols, R, Ms, Ys, lane, acc);
+        continue;
+      }
     }
     trsm_diag_block<T, CPW, LDY>(A, dst, v, ncols, R, Ms, Ys, lane, acc);
   }
