@@ -126,14 +126,16 @@ TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_doubl
     if (f64_warp && n > 96) min_k = (k == 32 && (!potrs || n > 112)) ? 33 : 17;
     // Since the MMA path's diagonal blocks run on the MMAs too (thirty-fourth round, H100,
     // results/h100-2026-11-27-diagmma-crossover-tune_trsm.txt, warp / block ms,
-    // bench_fixed's batches): warp up to 32 columns for trsm from n = 33 and potrs from 49.
-    // trsm n = 40 with 8 / 16 / 32 columns 0.155 / 0.173, 0.193 / 0.245, 0.355 / 0.434;
-    // n = 80 0.179 / 0.278, 0.226 / 0.338, 0.355 / 0.607. potrs n = 64 0.186 / 0.190,
-    // 0.239 / 0.252, 0.399 / 0.427; n = 96 0.366 / 0.467, 0.451 / 0.609, 0.702 / 1.137;
-    // n = 112 with 32 1.021 / 1.651; potrs n = 40 still on block from 8 columns (0.261 /
-    // 0.232, 0.338 / 0.319, 0.625 / 0.559), n = 48 within 4%. trsm 33..39 unmeasured;
-    // 17..32 and past 32 columns as before.
-    if (f64_warp && cuda::trsm_diag_mma_enabled() && (potrs ? n > 48 : n > 32)) min_k = 33;
+    // bench_fixed's batches): warp up to 16 columns and with 32 for trsm from n = 33 and
+    // potrs from 49 (at n = 97..112 potrs with 32 too). trsm n = 40 with 8 / 16 / 32
+    // columns 0.155 / 0.173, 0.193 / 0.245, 0.355 / 0.434; n = 80 0.179 / 0.278, 0.226 /
+    // 0.338, 0.355 / 0.607. potrs n = 64 0.186 / 0.190, 0.239 / 0.252, 0.399 / 0.427; n =
+    // 96 0.366 / 0.467, 0.451 / 0.609, 0.702 / 1.137; n = 112 with 32 1.021 / 1.651; potrs
+    // n = 40 still on block from 8 columns (0.261 / 0.232, 0.338 / 0.319, 0.625 / 0.559), n
+    // = 48 within 4%. trsm 33..39 unmeasured. 17-31 columns (a 16-column group and a
+    // narrower one, two launches) unmeasured: block, as before, and past 32.
+    if (f64_warp && cuda::trsm_diag_mma_enabled() && (potrs ? n > 48 : n > 32))
+      min_k = (k == 32) ? 33 : 17;
     // Float32 trsm from n = 96 and potrs past 120 since the warp solves stage full tiles
     // without per-entry tests (thirty-third round, H100,
     // results/h100-2026-11-27-full-tiles-crossover-tune_trsm.txt, warp / block ms): warp
@@ -143,17 +145,20 @@ TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_doubl
     // 1.142, while at 112 block still won (0.421 / 0.440, 0.546 / 0.607, 1.023 / 1.090);
     // 113..127 unmeasured, split at 120. Measured at 10,000 systems, so from 4,096 as
     // for float64.
-    // Float32 potrs from n = 73 and trsm from 65 since the warp solves copy their tiles by
-    // cp.async (thirty-fourth round, the same tune): potrs n = 80 0.227 / 0.218 with 8
-    // columns, 0.298 / 0.316 with 16, 0.533 / 0.596 with 32; n = 96 0.254 / 0.257, 0.320 /
-    // 0.378, 0.557 / 0.708; n = 112 0.384 / 0.430, 0.491 / 0.559, 0.854 / 1.034; trsm
-    // n = 80 0.136 / 0.149, 0.168 / 0.190, 0.285 / 0.339; at n = 64 block (potrs 0.141 /
-    // 0.131, 0.182 / 0.170, 0.318 / 0.278; trsm 32 columns 0.185 / 0.171). 65..79
-    // unmeasured, potrs split at 72.
-    const bool f32_async = cuda::trsm_async32_enabled();
-    if (!is_double && batch >= 4096 && cuda::trsm_full_tiles_enabled() &&
-        (potrs ? n > (f32_async ? 72 : 120) : n >= (f32_async ? 65 : 96)))
+    // Float32 potrs from n = 73 and trsm from 65 (up to 16 columns and with 32) since the
+    // warp solves copy their tiles by cp.async (thirty-fourth round, the same tune): potrs
+    // n = 80 0.227 / 0.218 with 8 columns, 0.298 / 0.316 with 16, 0.533 / 0.596 with 32; n
+    // = 96 0.254 / 0.257, 0.320 / 0.378, 0.557 / 0.708; n = 112 0.384 / 0.430, 0.491 /
+    // 0.559, 0.854 / 1.034; trsm n = 80 0.136 / 0.149, 0.168 / 0.190, 0.285 / 0.339; at n =
+    // 64 block (potrs 0.141 / 0.131, 0.182 / 0.170, 0.318 / 0.278; trsm 32 columns 0.185 /
+    // 0.171). 65..79 unmeasured, potrs split at 72; 17-31 columns there unmeasured: block,
+    // as before.
+    const bool f32_warp = !is_double && batch >= 4096 && cuda::trsm_full_tiles_enabled();
+    if (f32_warp && (potrs ? n > 120 : n >= 96)) {
       min_k = 33;
+    } else if (f32_warp && cuda::trsm_async32_enabled() && (potrs ? n > 72 : n > 64)) {
+      min_k = (k == 32) ? 33 : 17;
+    }
     const bool cols_win = n <= 32 && !is_double && (!potrs || k >= 16);
     if (k >= min_k && !cols_win) return TrsmKernel::kBlock;
   }
