@@ -215,6 +215,17 @@ __device__ __forceinline__ void trsm_mma_products(const double* __restrict__ A, 
   trsm_load_row<double, CPW>(Ys + lane * kTrsmMmaLdy, gr);
 }
 
+// Stages the diagonal tile at canonical (r0, r0) into Ms once the previous readers of Ms
+// / Ys are done, landed for the whole warp on return.
+template <typename T>
+__device__ __forceinline__ void trsm_stage_diag_tile(const T* __restrict__ A, const TrsmView& v,
+                                                     int r0, T* Ms, int lane) {
+  __syncwarp();
+  trsm_tile_start(A, v, r0, r0, Ms, lane);
+  trsm_tile_wait<T>();
+  __syncwarp();
+}
+
 // Row block R's diagonal solve: acc (the lane's right-hand-side row minus the products)
 // becomes the solved row 32 R + lane, stored to dst (with CPW >= 4 from Ys, where every
 // solved row of the block is published, by 16-byte chunks where the group allows).
@@ -225,10 +236,7 @@ __device__ __forceinline__ void trsm_diag_block(const T* __restrict__ A, T* dst,
   const int n = v.n;
   const int r0 = R * kTrsmTile;
   const bool row_ok = r0 + lane < n;
-  __syncwarp();  // the previous readers of Ms / Ys are done
-  trsm_tile_start(A, v, r0, r0, Ms, lane);
-  trsm_tile_wait<T>();
-  __syncwarp();
+  trsm_stage_diag_tile(A, v, r0, Ms, lane);
   // Unit and padding rows divide by 1 (the staged diagonal holds 1 or 0 there).
   const T invd = (row_ok && !v.unit) ? T(1) / Ms[lane * kTrsmTileLd + lane] : T(1);
   const int steps = min(kTrsmTile, n - r0);
@@ -298,11 +306,8 @@ __device__ __forceinline__ void trsm_diag_block_mma(const double* __restrict__ A
   const int n = v.n;
   const int r0 = R * kTrsmTile;
   const bool row_ok = r0 + lane < n;
-  __syncwarp();  // the previous readers of Ms / Ys are done
-  trsm_tile_start(A, v, r0, r0, Ms, lane);
-  trsm_tile_wait<double>();
+  trsm_stage_diag_tile(A, v, r0, Ms, lane);
   // Unit and padding rows divide by 1 (the staged diagonal holds 1 or 0 there).
-  __syncwarp();
   const double invd = (row_ok && !v.unit) ? 1.0 / Ms[lane * kTrsmTileLd + lane] : 1.0;
   Ms[lane * kTrsmTileLd + kTrsmTile] = invd;
   trsm_store_row<double, CPW>(Ys + lane * LDY, acc);
