@@ -297,12 +297,13 @@ def test_full_tiles_bit_identical(monkeypatch, kernel, dtype, k, async32, upper,
 @pytest.mark.parametrize("column_major", [False, True])
 def test_float32_async_tiles_bit_identical(monkeypatch, k, upper, column_major):
     # The float32 warp solves' tiles by cp.async or through registers
-    # (BATCHCHOL_TRSM_ASYNC32): the same entries staged, bit-identical results; n = 200
-    # has full, diagonal and partial tiles. (trsm's 16-column groups keep the register
-    # stage either way: the potrs half covers the copies there.)
+    # (BATCHCHOL_TRSM_ASYNC32): the same entries staged, bit-identical results; n = 300
+    # has full, diagonal and partial tiles. (trsm's 16-column groups, and its one-column
+    # solves up to n = 256, keep the register stage either way: the potrs half covers the
+    # copies there.)
     monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
     gen = torch.Generator("cuda").manual_seed(43)
-    n, batch = 200, 48
+    n, batch = 300, 48
     clean, L = make_triangle(batch, n, torch.float32, upper, False, gen)
     Lin = L.mT.contiguous().mT if column_major else L
     B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen).float()
@@ -317,7 +318,7 @@ def test_float32_async_tiles_unit_diagonal(monkeypatch, k, left):
     # 1 (the solves take it as 1 either way), on both sides: bit-identical, and right.
     monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
     gen = torch.Generator("cuda").manual_seed(47)
-    n, batch = 200, 48
+    n, batch = 300, 48  # past 256, where one-column float32 solves take the copies too
     clean, L = make_triangle(batch, n, torch.float32, False, True, gen)
     shape = (batch, n, k) if left else (batch, k, n)
     B = torch.randn(*shape, dtype=torch.float64, device="cuda", generator=gen).float()

@@ -67,7 +67,12 @@ void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
       // trsm_tile_start: the FMA loop's 16-column groups keep the register stage; with
       // the products on the MMAs the copies win (H100, float64, 16 / 32 columns: n = 256
       // 1.862 -> 1.787 / 3.214 -> 3.045 ms, n = 512 1.330 -> 1.315 / 2.189 -> 2.102).
-      vw.async_tiles = (CPW < 16 || kMma) && cuda::trsm_async_dtype<T>();
+      // Float32 one-column solves to n = 256 keep the register stage too: one tile in flight
+      // per warp either way, and its loads issue earlier (thirty-fourth round, H100,
+      // results/h100-2026-11-27-diag-tiles-ab-tune_trsm.txt, register stage / copies: n =
+      // 128 0.160 / 0.173 ms, 256 0.559 / 0.590, but 512 0.518 / 0.464).
+      const bool f32_column = sizeof(T) == 4 && CPW == 1 && v.n <= 256;
+      vw.async_tiles = (CPW < 16 || kMma) && !f32_column && cuda::trsm_async_dtype<T>();
       kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(A, B, X, vw, p);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
@@ -121,6 +126,14 @@ TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_doubl
     int64_t min_k = n > 96   ? ((is_double && !potrs) ? 17 : 16)
                     : n > 64 ? ((potrs || !is_double) ? 8 : 16)
                              : (potrs ? 4 : 8);
+    // Float32 trsm at n = 33..64 with 8-15 columns on the warp solves since their tiles
+    // come by cp.async (thirty-fourth round, H100, results/h100-2026-11-27-diagmma-
+    // crossover-tune_trsm.txt, part 3, warp / block ms): n = 40 0.191 / 0.247 with 8
+    // columns, 0.271 / 0.278 with 16, 0.500 / 0.463 with 32; n = 64 0.085 / 0.105, 0.111 /
+    // 0.111, 0.181 / 0.166.
+    if (!is_double && !potrs && n > 32 && n <= 64 && batch >= 4096 &&
+        cuda::trsm_full_tiles_enabled() && cuda::trsm_async32_enabled())
+      min_k = 16;
     const bool f64_warp = is_double && batch >= 4096 && cuda::trsm_mma_enabled() &&
                           cuda::trsm_l2_first_enabled();
     if (f64_warp && n > 96) min_k = (k == 32 && (!potrs || n > 112)) ? 33 : 17;
