@@ -11,7 +11,27 @@ int64_t batch_count(const at::Tensor& t) {
 }
 
 at::Tensor flatten_batch(const at::Tensor& t) {
+  if (t.dim() == 3 && t.is_contiguous()) return t;
   return t.reshape({batch_count(t), t.size(-2), t.size(-1)}).contiguous();
+}
+
+// A.mT().is_contiguous() without the view (two dispatcher calls on every solve of a
+// column-major factor): the strides checked in A.mT()'s dimension order.
+static bool transposed_contiguous(const at::Tensor& A) {
+  if (A.numel() == 0) return true;
+  const int64_t d = A.dim();
+  int64_t expected = 1;
+  for (int64_t i = d - 1; i >= 0; --i) {
+    const int64_t j = i >= d - 2 ? 2 * d - 3 - i : i;  // mT(): the last two swapped
+    if (A.size(j) != 1 && A.stride(j) != expected) return false;
+    expected *= A.size(j);
+  }
+  return true;
+}
+
+at::Tensor view_batch(const at::Tensor& t, int64_t count, int64_t rows, int64_t cols) {
+  if (t.dim() == 3 && t.size(0) == count && t.size(1) == rows && t.size(2) == cols) return t;
+  return t.view({count, rows, cols});
 }
 
 SolveBatch make_solve_batch(const at::Tensor& A, const at::Tensor& B, bool allow_transposed) {
@@ -31,7 +51,7 @@ SolveBatch make_solve_batch(const at::Tensor& A, const at::Tensor& B, bool allow
   for (auto d : batch_shape) s.batch *= d;
 
   const int64_t a_count = batch_count(A);
-  const bool col_major = allow_transposed && !A.is_contiguous() && A.mT().is_contiguous();
+  const bool col_major = allow_transposed && !A.is_contiguous() && transposed_contiguous(A);
   if (col_major && (a_count == s.batch || a_count == 1)) {
     s.A = flatten_batch(A.mT());  // a view: the transposes are contiguous
     s.a_stride = a_count == 1 ? 0 : s.n * s.n;
@@ -54,7 +74,9 @@ SolveBatch make_solve_batch(const at::Tensor& A, const at::Tensor& B, bool allow
     s.A = A.expand(a_full).reshape({s.batch, s.n, s.n}).contiguous();
     s.a_stride = s.n * s.n;
   }
-  s.B = B.expand(b_full).reshape({s.batch, s.rows, s.cols}).contiguous();
+  // Without broadcasting B needs no expand (nor, contiguous [batch, r, c], any view).
+  s.B = B.sizes().equals(b_full) ? flatten_batch(B)
+                                 : B.expand(b_full).reshape({s.batch, s.rows, s.cols}).contiguous();
   return s;
 }
 

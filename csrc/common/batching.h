@@ -12,8 +12,14 @@ namespace batchchol {
 // Number of matrices in a [*, r, c] tensor (1 for a plain matrix, 0 for an empty batch).
 int64_t batch_count(const at::Tensor& t);
 
-// t [*, r, c] as a contiguous [batch, r, c] tensor (a view when t is already contiguous).
+// t [*, r, c] as a contiguous [batch, r, c] tensor (a view when t is already contiguous;
+// t itself when it already is one).
 at::Tensor flatten_batch(const at::Tensor& t);
+
+// t (contiguous, count * rows * cols elements) as [count, rows, cols]: t itself when it
+// has that shape already. Every view is a dispatcher call and a new TensorImpl, and host
+// time is a large part of a small batch's call (tools/fixed_call_cost.py).
+at::Tensor view_batch(const at::Tensor& t, int64_t count, int64_t rows, int64_t cols);
 
 // A square batch A [*, n, n] and right-hand sides B [*, r, c] broadcast against each other.
 struct SolveBatch {

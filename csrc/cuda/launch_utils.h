@@ -98,7 +98,7 @@ inline int64_t resident_grid(int per_sm, int64_t needed) {
 
 template <typename Kernel>
 inline int64_t resident_blocks(Kernel kernel, int threads, size_t smem, int64_t needed) {
-  return resident_grid(resident_per_sm(kernel, threads, smem), needed);
+  return resident_grid(resident_per_sm_cached(kernel, threads, smem), needed);
 }
 
 inline unsigned int ceil_div(int64_t a, int64_t b) { return static_cast<unsigned int>((a + b - 1) / b); }

@@ -184,8 +184,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_cuda_impl(const char* op,
     if (k == 0) return cuda::launch_potrf<scalar_t>(a, l, inf, sb.batch, n, upper, stream);
     if (cuda::launch_posv_fused<scalar_t>(a, b, x, l, inf, sb.batch, n, k, upper, stream)) return;
     cuda::launch_potrf<scalar_t>(a, l, inf, sb.batch, n, upper, stream);
-    at::Tensor X_flat = X.view({sb.batch, sb.n, sb.cols});
-    launch_potrs(L.view({sb.batch, sb.n, sb.n}), sb.n * sb.n, sb.B, X_flat, upper);
+    at::Tensor X_flat = view_batch(X, sb.batch, sb.n, sb.cols);
+    launch_potrs(view_batch(L, sb.batch, sb.n, sb.n), sb.n * sb.n, sb.B, X_flat, upper);
   });
   return {X, want_L ? L : at::Tensor(), info};
 }

@@ -226,7 +226,7 @@ at::Tensor trsm_cuda(const at::Tensor& A, const at::Tensor& B, bool upper, bool 
   if (s.batch == 0 || s.n == 0 || s.rows == 0 || s.cols == 0) return X;
   if (cuda::solve_single_applies(s.batch, s.n))
     return trsm_single(A, B, upper, left, transpose, unit_diagonal);
-  auto Xflat = X.view({s.batch, s.rows, s.cols});
+  auto Xflat = view_batch(X, s.batch, s.rows, s.cols);
   launch_trsm(s.A, s.a_stride, s.B, Xflat, upper, left, transpose, unit_diagonal,
               s.a_transposed);
   return X;
