@@ -24,6 +24,28 @@ namespace {
 using cuda::TrsmBatchParams;
 using cuda::TrsmView;
 
+// Float64 past n = 256 with 16 columns: where one 16-column group per system would take
+// the four-block kernel to hold one wave (potrs_mma_four_blocks), two 8-column groups on
+// the three-block kernel are faster: twice the warps on a latency-bound solve, the second
+// warp of a system mostly finding its factor in L2. H100, one process
+// (results/h100-2026-11-27-cpw8-grid-tune_trsm.txt), 2,000 systems, 16 / 8 columns a
+// group: n = 320 0.984 / 0.928 ms, 384 1.418 / 1.313, 448 1.919 / 1.793, 512 2.429 / 2.262.
+// Elsewhere the split lost or gained little: 1,000 systems (half a wave) 0.43 -> 0.55 ms at
+// n = 320, 4,000 up to 4% slower, 8,000 2-7% faster (several waves either way: not taken);
+// 12 columns (one 8- and one 4-column launch) up to 1.9x slower. BATCHCHOL_TRSM_MAX_CPW=16
+// keeps one group.
+template <typename T>
+bool potrs_split_wide_groups(int64_t n, int64_t k, int64_t batch) {
+  if constexpr (std::is_same_v<T, double>) {
+    if (n <= 256 || k != 16 || !cuda::trsm_mma_enabled()) return false;
+    const auto kernel3 = cuda::potrs_warp_mma_kernel<T, 16>;
+    const size_t smem = cuda::kTrsmWarps * cuda::trsm_warp_smem_bytes<T, 16, true>();
+    cuda::allow_dynamic_smem(kernel3, smem);  // before its occupancy query
+    return cuda::potrs_mma_four_blocks(kernel3, cuda::potrs_warp_mma4_kernel<T, 16>, batch, smem);
+  }
+  return false;
+}
+
 template <typename T>
 void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t batch, int64_t n,
                         int64_t k, bool upper, bool a_transposed) {
@@ -56,6 +78,8 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
       return;
     }
   }
+  int max_cpw = trsm_max_columns_per_warp(n, k, sizeof(T) == 8);
+  if (max_cpw == 0 && potrs_split_wide_groups<T>(n, k, batch)) max_cpw = 8;
   TrsmBatchParams p{};
   p.batch = batch;
   p.a_stride = l_stride;
@@ -82,7 +106,7 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
         launch(cuda::potrs_warp_kernel<T, CPW>, cuda::potrs_warp_kernel<T, CPW>);
       }
     });
-  }, trsm_max_columns_per_warp(n, k, sizeof(T) == 8));
+  }, max_cpw);
 }
 
 }  // namespace
@@ -114,7 +138,7 @@ at::Tensor potrs_cuda(const at::Tensor& L, const at::Tensor& B, bool upper) {
   auto X = at::empty(s.out_shape, B.options().memory_format(at::MemoryFormat::Contiguous));
   if (s.batch == 0 || s.n == 0 || s.cols == 0) return X;
   if (cuda::solve_single_applies(s.batch, s.n)) return potrs_single(L, B, upper);
-  auto Xflat = X.view({s.batch, s.rows, s.cols});
+  auto Xflat = view_batch(X, s.batch, s.rows, s.cols);
   launch_potrs(s.A, s.a_stride, s.B, Xflat, upper, s.a_transposed);
   return X;
 }
