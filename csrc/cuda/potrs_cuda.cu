@@ -26,8 +26,11 @@ using cuda::TrsmView;
 
 // Float64 past n = 256 with 16 columns: where one 16-column group per system would take
 // the four-block kernel to hold one wave (potrs_mma_four_blocks), two 8-column groups on
-// the three-block kernel are faster: twice the warps on a latency-bound solve, the second
-// warp of a system mostly finding its factor in L2. H100, one process
+// the three-block kernel are faster. The launch is bound by DRAM traffic, and the split
+// moves less of it: the products re-read solved rows Y[C], and a wave of 8-column warps
+// holds ~1,584 x 32 KB of them (about the L2) against 2,000 x 64 KB, while a system's two
+// warps share its tiles through L1 (ncu at n = 512: 5.6 against 6.6 GB, L2 hits 17.7%
+// against 7.3%; results/h100-2026-11-27-potrs512-cpw-ncu.txt). H100, one process
 // (results/h100-2026-11-27-cpw8-grid-tune_trsm.txt), 2,000 systems, 16 / 8 columns a
 // group: n = 320 0.984 / 0.928 ms, 384 1.418 / 1.313, 448 1.919 / 1.793, 512 2.429 / 2.262.
 // Elsewhere the split lost or gained little: 1,000 systems (half a wave) 0.43 -> 0.55 ms at
