@@ -266,6 +266,27 @@ def test_warp_l2_policy_bit_identical(monkeypatch, upper, column_major):
                                torch.float64)
 
 
+@pytest.mark.parametrize("dtype,k", [(torch.float64, 16), (torch.float64, 8),
+                                     (torch.float32, 16)])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("column_major", [False, True])
+def test_y_keep_bit_identical(monkeypatch, dtype, k, upper, column_major):
+    # The products' re-reads of solved row blocks with an L2 hint from block y_keep on
+    # (BATCHCHOL_TRSM_YKEEP): the same copies, so bit-identical results for every y_keep:
+    # all blocks hinted (0), some (2), as many as fit in half the L2 (auto), none (100, as
+    # when unset). n = 200: six full row blocks and a partial one; float64 on the MMAs
+    # (16- and 8-column groups), float32 on the FMA loop. 400 systems: several waves.
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
+    monkeypatch.delenv("BATCHCHOL_TRSM_MAX_CPW", raising=False)
+    gen = torch.Generator("cuda").manual_seed(61)
+    n, batch = 200, 400
+    clean, L = make_triangle(batch, n, dtype, upper, False, gen)
+    Lin = L.mT.contiguous().mT if column_major else L
+    B = torch.randn(batch, n, k, dtype=dtype, device="cuda", generator=gen)
+    check_switch_bit_identical(monkeypatch, "BATCHCHOL_TRSM_YKEEP", Lin, B, clean, upper, dtype,
+                               values=("100", "0", "2", "auto"))
+
+
 @pytest.mark.parametrize("kernel,dtype,k,async32", [
     ("warp", torch.float32, 1, "1"), ("warp", torch.float32, 1, "0"),
     ("warp", torch.float32, 16, "1"), ("warp", torch.float64, 1, "1"),

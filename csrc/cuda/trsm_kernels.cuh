@@ -239,6 +239,22 @@ inline dim3 trsm_prepare_launch(Kernel kernel, TrsmBatchParams& p, int64_t col_b
   return dim3(unsigned(blocks));
 }
 
+// Experiment (BATCHCHOL_TRSM_YKEEP; unset: off, every block normal): TrsmView::y_keep
+// for a warp-solve launch of `work` warps (systems x column groups) of CPW columns, `per_sm`
+// of its blocks resident per SM. A number: the blocks of Y kept normal in L2; "auto": as
+// many as fit, for the warps in flight, in half the L2.
+inline int trsm_y_keep(int64_t work, int per_sm, int cpw, size_t elem) {
+  const char* env = std::getenv("BATCHCHOL_TRSM_YKEEP");
+  if (env == nullptr) return 1 << 30;
+  if (std::strcmp(env, "auto") != 0) return std::max(0, std::atoi(env));
+  const auto* prop = at::cuda::getCurrentDeviceProperties();
+  const int64_t in_flight =
+      std::min<int64_t>(work, int64_t(per_sm) * kTrsmWarps * prop->multiProcessorCount);
+  const int64_t block_bytes = int64_t(kTrsmTile) * cpw * int64_t(elem);
+  return int(std::max<int64_t>(1, int64_t(prop->l2CacheSize) / 2 /
+                                      (block_bytes * std::max<int64_t>(in_flight, 1))));
+}
+
 // Whether potrs's MMA solve of `work` warps (systems x column groups) takes
 // potrs_warp_mma4_kernel instead of potrs_warp_mma_kernel (both at `smem` bytes a block):
 // only where four blocks per SM hold in one wave a batch that three do not. The last
