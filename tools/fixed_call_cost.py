@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
 import torch_batchchol  # noqa: F401,E402
-from ragged_call_cost import row  # noqa: E402
+from ragged_call_cost import add_ab_args, parse_ab, row, start_table  # noqa: E402
 
 DEFAULT_CASES = ("trsm:float64:16:131072:1,trsm:float32:16:262144:1,trsm:float64:256:10000:1,"
                  "potrs:float64:16:131072:1,posv:float64:32:100000:1,potrf:float64:64:10000:0")
@@ -59,19 +59,12 @@ def host_table(fn, reps=200):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", default=DEFAULT_CASES)
-    p.add_argument("--ab", default=None, help="VAR=a,b,...: A/B of an environment switch")
-    p.add_argument("--rounds", type=int, default=3)
+    add_ab_args(p)
     p.add_argument("--host-table", action="store_true")
     args = p.parse_args()
-    ab = None
-    if args.ab:
-        var, vals = args.ab.split("=", 1)
-        ab = (var, vals.split(","))
+    ab = parse_ab(args.ab)
     device = torch.device("cuda")
-    print(f"{torch.cuda.get_device_name()} | torch {torch.__version__}")
-    print(f"{'case (us per call)':42s} {'events':>8} {'host':>8} {'graph':>8} {'ops':>6} {'ops_us':>8}")
-    x = torch.zeros(1024, device=device)
-    row("x + 1", lambda: x + 1, device)
+    start_table(device)
     for case in args.cases.split(","):
         op, dname, n, batch, k = case.split(":")
         n, batch, k, dtype = int(n), int(batch), int(k), getattr(torch, dname)

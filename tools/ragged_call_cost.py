@@ -120,23 +120,38 @@ def row(name, fn, device, ab=None, rounds=3):
         show(f"{name} [{var}={v or '-'}]", cols)
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cases", default=DEFAULT_CASES,
-                   help="dist:nmax:batch:dtype:op,... (op potrf or posv)")
+def add_ab_args(p):
+    """--ab and --rounds, for row()."""
     p.add_argument("--ab", default=None, help="VAR=a,b,...: A/B of an environment switch")
     p.add_argument("--rounds", type=int, default=3)
-    args = p.parse_args()
-    ab = None
-    if args.ab:
-        var, vals = args.ab.split("=", 1)
-        ab = (var, vals.split(","))
-    device = torch.device("cuda")
-    ops = torch.ops.batchchol
+
+
+def parse_ab(spec):
+    """(VAR, [values]) from --ab's VAR=a,b,..., or None."""
+    if not spec:
+        return None
+    var, vals = spec.split("=", 1)
+    return var, vals.split(",")
+
+
+def start_table(device):
+    """The device line, the column heads and, for scale, the row of `x + 1`."""
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__}")
     print(f"{'case (us per call)':42s} {'events':>8} {'host':>8} {'graph':>8} {'ops':>6} {'ops_us':>8}")
     x = torch.zeros(1024, device=device)
     row("x + 1", lambda: x + 1, device)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cases", default=DEFAULT_CASES,
+                   help="dist:nmax:batch:dtype:op,... (op potrf or posv)")
+    add_ab_args(p)
+    args = p.parse_args()
+    ab = parse_ab(args.ab)
+    device = torch.device("cuda")
+    ops = torch.ops.batchchol
+    start_table(device)
     for case in args.cases.split(","):
         dist, nmax, batch, dtype, op = case.split(":")
         nmax, batch, dtype = int(nmax), int(batch), getattr(torch, dtype)

@@ -1,6 +1,10 @@
 #include "common/batching.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/TensorGeometry.h>
+#include <c10/util/SmallVector.h>
+
+#include <utility>
 
 namespace batchchol {
 
@@ -16,17 +20,14 @@ at::Tensor flatten_batch(const at::Tensor& t) {
 }
 
 // A.mT().is_contiguous() without the view (two dispatcher calls on every solve of a
-// column-major factor): the strides checked in A.mT()'s dimension order.
+// column-major factor): ATen's contiguity test on A's geometry with the last two swapped.
 static bool transposed_contiguous(const at::Tensor& A) {
-  if (A.numel() == 0) return true;
-  const int64_t d = A.dim();
-  int64_t expected = 1;
-  for (int64_t i = d - 1; i >= 0; --i) {
-    const int64_t j = i >= d - 2 ? 2 * d - 3 - i : i;  // mT(): the last two swapped
-    if (A.size(j) != 1 && A.stride(j) != expected) return false;
-    expected *= A.size(j);
-  }
-  return true;
+  c10::SmallVector<int64_t, 8> sizes(A.sizes().begin(), A.sizes().end());
+  c10::SmallVector<int64_t, 8> strides(A.strides().begin(), A.strides().end());
+  const size_t d = sizes.size();
+  std::swap(sizes[d - 2], sizes[d - 1]);
+  std::swap(strides[d - 2], strides[d - 1]);
+  return at::geometry_is_contiguous(sizes, strides);
 }
 
 at::Tensor view_batch(const at::Tensor& t, int64_t count, int64_t rows, int64_t cols) {

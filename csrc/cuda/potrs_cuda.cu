@@ -36,7 +36,8 @@ using cuda::TrsmView;
 // Elsewhere the split lost or gained little: 1,000 systems (half a wave) 0.43 -> 0.55 ms at
 // n = 320, 4,000 up to 4% slower, 8,000 2-7% faster (several waves either way: not taken);
 // 12 columns (one 8- and one 4-column launch) up to 1.9x slower. BATCHCHOL_TRSM_MAX_CPW=16
-// keeps one group.
+// keeps one group; BATCHCHOL_POTRS_MMA_BLOCKS=3|4 decides the split too (it answers
+// potrs_mma_four_blocks), so an A/B of the block count alone sets both.
 template <typename T>
 bool potrs_split_wide_groups(int64_t n, int64_t k, int64_t batch) {
   if constexpr (std::is_same_v<T, double>) {

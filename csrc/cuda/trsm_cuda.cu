@@ -129,14 +129,17 @@ TrsmKernel trsm_pick_kernel(int64_t n, int64_t k, bool is_complex, bool is_doubl
     int64_t min_k = n > 96   ? ((is_double && !potrs) ? 17 : 16)
                     : n > 64 ? ((potrs || !is_double) ? 8 : 16)
                              : (potrs ? 4 : 8);
-    // Float32 trsm at n = 33..64 with 8-15 columns on the warp solves since their tiles
+    // Float32 trsm at n = 33..64 with up to 8 columns on the warp solves since their tiles
     // come by cp.async (thirty-fourth round, H100, results/h100-2026-11-27-diagmma-
     // crossover-tune_trsm.txt, part 3, warp / block ms): n = 40 0.191 / 0.247 with 8
     // columns, 0.271 / 0.278 with 16, 0.500 / 0.463 with 32; n = 64 0.085 / 0.105, 0.111 /
-    // 0.111, 0.181 / 0.166.
+    // 0.111, 0.181 / 0.166. Not 9-15 columns: one 16-column group, whose float32 tiles
+    // keep the register stage (launch_trsm_typed), and the block kernels win there
+    // (thirty-fifth round, results/h100-2026-11-27-f32-solves-tune_trsm.txt part 2, 12
+    // columns: n = 40 0.332 / 0.292, 48 0.273 / 0.246, 64 0.135 / 0.122).
     if (!is_double && !potrs && n > 32 && n <= 64 && batch >= 4096 &&
         cuda::trsm_full_tiles_enabled() && cuda::trsm_async32_enabled())
-      min_k = 16;
+      min_k = 9;
     const bool f64_warp = is_double && batch >= 4096 && cuda::trsm_mma_enabled() &&
                           cuda::trsm_l2_first_enabled();
     if (f64_warp && n > 96) min_k = (k == 32 && (!potrs || n > 112)) ? 33 : 17;
