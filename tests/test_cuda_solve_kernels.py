@@ -231,16 +231,20 @@ def test_warp_column_groups(monkeypatch, dtype, mma, io, n):
 
 
 def check_switch_bit_identical(monkeypatch, var, A, B, clean, upper, dtype, values=("0", "1")):
-    """trsm and potrs of (A, B) with the environment switch var at each of values (off,
-    on): bit-identical results, within the tolerances of the float64 references from
-    clean."""
+    """trsm and potrs of (A, B) with the environment switch var at each of values (the
+    first off; None: unset): bit-identical results, within the tolerances of the float64
+    references from clean."""
     n = A.shape[-1]
     out = []
     for value in values:
-        monkeypatch.setenv(var, value)
+        if value is None:
+            monkeypatch.delenv(var, raising=False)
+        else:
+            monkeypatch.setenv(var, value)
         out.append((ops.trsm(A, B, upper, True, False, False), ops.potrs(A, B, upper)))
-    for a, b in zip(*out):
-        assert torch.equal(a, b)
+    for later in out[1:]:
+        for a, b in zip(out[0], later):
+            assert torch.equal(a, b)
     Bd = B.to(clean.dtype)  # complex128 for complex inputs: B.double() drops the imaginary parts
     ref = torch.linalg.solve_triangular(clean, Bd, upper=upper)
     assert per_system_error(out[-1][0], ref) <= tol(dtype, n, COND)
@@ -264,6 +268,27 @@ def test_warp_l2_policy_bit_identical(monkeypatch, upper, column_major):
     B = torch.randn(batch, n, k, dtype=torch.float64, device="cuda", generator=gen)
     check_switch_bit_identical(monkeypatch, "BATCHCHOL_TRSM_L2FIRST", Lin, B, clean, upper,
                                torch.float64)
+
+
+@pytest.mark.parametrize("dtype,k", [(torch.float64, 16), (torch.float64, 8),
+                                     (torch.float32, 16)])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("column_major", [False, True])
+def test_y_keep_bit_identical(monkeypatch, dtype, k, upper, column_major):
+    # The products' re-reads of solved row blocks with an L2 hint from block y_keep on
+    # (BATCHCHOL_TRSM_YKEEP): the same copies, so bit-identical results for every y_keep:
+    # none hinted (off), all (0), some (2), the default's pick (unset). n = 200: six full
+    # row blocks and a partial one; float64 on the MMAs (16- and 8-column groups), float32
+    # on the FMA loop.
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
+    monkeypatch.delenv("BATCHCHOL_TRSM_MAX_CPW", raising=False)
+    gen = torch.Generator("cuda").manual_seed(61)
+    n, batch = 200, 400
+    clean, L = make_triangle(batch, n, dtype, upper, False, gen)
+    Lin = L.mT.contiguous().mT if column_major else L
+    B = torch.randn(batch, n, k, dtype=dtype, device="cuda", generator=gen)
+    check_switch_bit_identical(monkeypatch, "BATCHCHOL_TRSM_YKEEP", Lin, B, clean, upper, dtype,
+                               values=("off", "0", "2", None))
 
 
 @pytest.mark.parametrize("kernel,dtype,k,async32", [

@@ -101,7 +101,11 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
         if (kernel4 != kernel &&
             cuda::potrs_mma_four_blocks(kernel, kernel4, p.batch * p.groups, smem))
           kernel = kernel4;
-        kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(L, B, X, v1, v2, p);
+        TrsmView w1 = v1, w2 = v2;
+        w1.y_keep = w2.y_keep = cuda::trsm_y_keep<T>(
+            p.batch * p.groups, cuda::resident_per_sm_cached(kernel, cuda::kTrsmWarps * 32, smem),
+            CPW);
+        kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(L, B, X, w1, w2, p);
         C10_CUDA_KERNEL_LAUNCH_CHECK();
       };
       if constexpr (kMma) {

@@ -102,6 +102,10 @@ struct TrsmView {
                              // right-hand sides (trsm_load_rhs) evict-first in L2
   bool full_tiles = true;    // full off-diagonal tiles staged without per-entry tests
   bool diag_mma = true;      // the MMA path's diagonal blocks on the MMAs too
+  // The products' re-reads of solved row blocks Y[C] from canonical block y_keep on go
+  // through L2 evict-first (trsm_stage_column); the warp solves' launchers set it
+  // (trsm_y_keep), other users keep every block normal.
+  int y_keep = 1 << 30;
 };
 
 template <typename T, int CPW>

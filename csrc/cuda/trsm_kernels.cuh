@@ -239,6 +239,36 @@ inline dim3 trsm_prepare_launch(Kernel kernel, TrsmBatchParams& p, int64_t col_b
   return dim3(unsigned(blocks));
 }
 
+// TrsmView::y_keep for a warp-solve launch of `work` warps (systems x column groups) of
+// CPW columns, `per_sm` of its blocks resident per SM. Float64: as many blocks of Y as
+// fill about a quarter of the L2 for the warps in flight stay normal, the later ones go
+// evict-first (at least block 0, re-read most). A quarter, not half: the tiles' and
+// right-hand sides' evict-first lines take L2 space too. H100, one process
+// (results/h100-2026-11-27-y-keep-tune_trsm.txt; off / keep 2 / default ms): potrs n =
+// 512, 2,000 systems, 16 columns (two 8-column groups) 2.278 / 2.152 / 2.137, 32 columns
+// 3.341 / 2.914 / 2.922; n = 256, 10,000 systems, 16 columns 2.760 / 2.645 / 2.644;
+// trsm n = 256 32 columns 2.425 / 2.127 / 2.128, n = 512 32 columns 2.174 / 1.874 /
+// 1.878; n = 128 and 8 columns within 1%. Keep 2 where a warp's block is 4 KB and
+// ~1,584-2,000 warps fly (12-16 MB), keep 4 at 2 KB (part 1: n = 512 2,000 systems
+// 2.189 against 2.281 for keep 2). Other types off: float32 gained no more than the
+// run's noise. BATCHCHOL_TRSM_YKEEP = N forces N, = off every block normal (an A/B
+// switch read at every launch).
+template <typename T>
+inline int trsm_y_keep(int64_t work, int per_sm, int cpw) {
+  constexpr int kOff = 1 << 30;
+  if (const char* env = std::getenv("BATCHCHOL_TRSM_YKEEP")) {
+    if (std::strcmp(env, "off") == 0) return kOff;
+    return std::max(0, std::atoi(env));
+  }
+  if (!std::is_same_v<T, double>) return kOff;
+  const auto* prop = at::cuda::getCurrentDeviceProperties();
+  const int64_t in_flight = std::max<int64_t>(
+      1, std::min<int64_t>(work, int64_t(per_sm) * kTrsmWarps * prop->multiProcessorCount));
+  const int64_t kept_set = int64_t(kTrsmTile) * cpw * int64_t(sizeof(T)) * in_flight;
+  const int64_t quarter = int64_t(prop->l2CacheSize) / 4;
+  return int(std::min<int64_t>(kOff, std::max<int64_t>(1, (quarter + kept_set / 2) / kept_set)));
+}
+
 // Whether potrs's MMA solve of `work` warps (systems x column groups) takes
 // potrs_warp_mma4_kernel instead of potrs_warp_mma_kernel (both at `smem` bytes a block):
 // only where four blocks per SM hold in one wave a batch that three do not. The last
