@@ -141,3 +141,40 @@ def test_ragged_solve_kernel_switch(monkeypatch, dtype, k):
     monkeypatch.setenv("BATCHCHOL_RAGGED_SOLVE_KERNEL", "columns")
     with pytest.raises(RuntimeError, match="BATCHCHOL_RAGGED_SOLVE_KERNEL"):
         ops.potrs_vbatched(*args)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("k", [1, 4, 8])
+@pytest.mark.parametrize("upper", [False, True])
+def test_ragged_async_tiles_bit_identical(monkeypatch, dtype, k, upper):
+    # The warp-per-system ragged solves' tiles by cp.async (default below 16 columns) and
+    # through registers (BATCHCHOL_RAGGED_ASYNC=0) are the same copies: bit-identical potrs
+    # and trsm (left and right, plain and transposed). Orders 0..100: full and partial
+    # tiles, several row blocks; float32 trsm with one column keeps the register stage
+    # either way.
+    g = torch.Generator().manual_seed(5 + k)
+    sizes = torch.randint(0, 101, (600,), generator=g).tolist()
+    tris = batch_blocks(sizes, lambda c, s: make_tri((c,), s, dtype, upper=upper))
+    L, off = packed(tris, sizes, None)
+    B, b_off = packed(batch_blocks(sizes, lambda c, s: make_rhs((c, s, k), dtype)), sizes, k)
+    n = torch.tensor(sizes)
+    L, B = L.cuda(), B.cuda()
+
+    def solves():
+        out = [ops.potrs_vbatched(L, n, off, B, b_off, k, None, upper)]
+        for left in (True, False):
+            for transpose in (False, True):
+                # A right solve's blocks are k x n_i: the same buffer read as such.
+                out.append(ops.trsm_vbatched(L, n, off, B, b_off, k, None, upper, left,
+                                             transpose, False))
+        return out
+
+    monkeypatch.delenv("BATCHCHOL_RAGGED_ASYNC", raising=False)
+    on = solves()
+    monkeypatch.setenv("BATCHCHOL_RAGGED_ASYNC", "0")
+    off_ = solves()
+    for a, b in zip(on, off_):
+        assert torch.equal(a, b)
+    rhs = [B[int(o): int(o) + s * k].view(s, k).cpu() for o, s in zip(b_off, sizes)]
+    check_blocks(on[1].cpu(), sizes, b_off, k, tris, rhs,
+                 lambda M, b: torch.linalg.solve_triangular(M, b, upper=upper), dtype, "trsm")

@@ -46,6 +46,11 @@ bool ragged_cols_take_all(int64_t max_n, int64_t k, bool left) {
   return left && k >= 1 && k <= INT_MAX && max_n >= 1 && max_n <= kColsRaggedMaxOrder;
 }
 
+// BATCHCHOL_RAGGED_ASYNC=0 (an A/B switch read at every call): the warp-per-system
+// ragged solves stage their tiles through registers, as they did before the fixed-size
+// launchers' cp.async rule reached them.
+bool ragged_async_tiles_enabled() { return trsm_switch_on("BATCHCHOL_RAGGED_ASYNC"); }
+
 template <typename T>
 void launch_solve_typed(const T* A, const T* B, T* X, const RaggedBatch& rb, int64_t k,
                         bool potrs, const TrsmView& v1, const TrsmView& v2, bool left) {
@@ -71,8 +76,20 @@ void launch_solve_typed(const T* A, const T* B, T* X, const RaggedBatch& rb, int
     }
   }
   const int64_t max_k = k < 0 ? rb.max_n : k;
+  const bool async = ragged_async_tiles_enabled() && trsm_async_dtype<T>();
   trsm_split_columns<T>(max_k, [&](auto cpw, int64_t col_begin, int64_t col_end) {
     constexpr int CPW = decltype(cpw)::value;
+    // The tiles by cp.async (trsm_tile_start) below 16 columns, as the fixed-size trsm
+    // takes them on the FMA loop (float32 trsm with one column up to n = 256 keeps the
+    // register stage there too). H100, one build, on / off
+    // (results/h100-2026-11-27-ragged-async-ab-bench_vbatched_solves.txt): potrs uniform
+    // Nmax = 128, 50,000 float64 systems, 1 / 8 columns 1.107 / 1.379 and 1.837 / 2.293
+    // ms, Nmax = 512, 5,000 systems, 1 column float64 1.954 / 2.410, float32 1.122 /
+    // 1.363; trsm float64 8 columns 0.934 / 1.141; but potrs float64 16 columns 3.136 /
+    // 2.910 (Nmax = 128, 50,000).
+    TrsmView w1 = v1, w2 = v2;
+    const bool f32_column = !potrs && sizeof(T) == 4 && CPW == 1 && rb.max_n <= 256;
+    w1.async_tiles = w2.async_tiles = async && CPW < 16 && !f32_column;
     p.col_begin = static_cast<int>(col_begin);
     p.col_end = static_cast<int>(col_end);
     p.groups = static_cast<int>((col_end - col_begin + CPW - 1) / CPW);
@@ -81,7 +98,7 @@ void launch_solve_typed(const T* A, const T* B, T* X, const RaggedBatch& rb, int
     const size_t smem = kTrsmWarps * trsm_warp_smem_bytes<T, CPW, false>();
     auto launch = [&](auto kernel) {
       allow_dynamic_smem(kernel, smem);
-      kernel<<<unsigned(blocks), kTrsmWarps * 32, smem, stream>>>(A, B, X, v1, v2, p);
+      kernel<<<unsigned(blocks), kTrsmWarps * 32, smem, stream>>>(A, B, X, w1, w2, p);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
     if (potrs) {
