@@ -178,3 +178,41 @@ def test_ragged_async_tiles_bit_identical(monkeypatch, dtype, k, upper):
     rhs = [B[int(o): int(o) + s * k].view(s, k).cpu() for o, s in zip(b_off, sizes)]
     check_blocks(on[1].cpu(), sizes, b_off, k, tris, rhs,
                  lambda M, b: torch.linalg.solve_triangular(M, b, upper=upper), dtype, "trsm")
+
+
+@pytest.mark.parametrize("k", [8, 16, 24])
+@pytest.mark.parametrize("upper", [False, True])
+def test_ragged_mma_solves(monkeypatch, k, upper):
+    # Float64 8- and 16-column groups of the ragged warp solves on the MMAs (default)
+    # against the FMA loop (BATCHCHOL_RAGGED_MMA=0), and trsm against float64 references.
+    # Orders 0..200: partial and full row blocks, up to seven; k = 24: a 16- and an
+    # 8-column group; right solves as well (their own column groups).
+    dtype = torch.float64
+    g = torch.Generator().manual_seed(11 + k)
+    sizes = torch.randint(0, 201, (300,), generator=g).tolist()
+    tris = batch_blocks(sizes, lambda c, s: make_tri((c,), s, dtype, upper=upper))
+    L, off = packed(tris, sizes, None)
+    B, b_off = packed(batch_blocks(sizes, lambda c, s: make_rhs((c, s, k), dtype)), sizes, k)
+    n = torch.tensor(sizes)
+    L, B = L.cuda(), B.cuda()
+
+    def solves():
+        out = [ops.potrs_vbatched(L, n, off, B, b_off, k, None, upper)]
+        for left in (True, False):
+            for transpose in (False, True):
+                out.append(ops.trsm_vbatched(L, n, off, B, b_off, k, None, upper, left,
+                                             transpose, False))
+        return out
+
+    monkeypatch.delenv("BATCHCHOL_RAGGED_MMA", raising=False)
+    mma = solves()
+    monkeypatch.setenv("BATCHCHOL_RAGGED_MMA", "0")
+    fma = solves()
+    for a, b in zip(mma, fma):
+        scale = b.abs().max().item()
+        assert (a - b).abs().max().item() <= tol(dtype, 200, 100.0) * scale
+    rhs = [B[int(o): int(o) + s * k].view(s, k).cpu() for o, s in zip(b_off, sizes)]
+    check_blocks(mma[1].cpu(), sizes, b_off, k, tris, rhs,
+                 lambda M, b: torch.linalg.solve_triangular(M, b, upper=upper), dtype, "trsm")
+    check_blocks(mma[0].cpu(), sizes, b_off, k, [t.mH @ t if upper else t @ t.mH for t in tris],
+                 rhs, torch.linalg.solve, dtype, "potrs")

@@ -51,6 +51,11 @@ bool ragged_cols_take_all(int64_t max_n, int64_t k, bool left) {
 // launchers' cp.async rule reached them.
 bool ragged_async_tiles_enabled() { return trsm_switch_on("BATCHCHOL_RAGGED_ASYNC"); }
 
+// BATCHCHOL_RAGGED_MMA=0 (an A/B switch read at every call): the float64 8- and 16-column
+// groups of the ragged solves on the FMA loop instead of the MMAs (BATCHCHOL_TRSM_MMA=0
+// does it for every warp solve).
+bool ragged_mma_enabled() { return trsm_switch_on("BATCHCHOL_RAGGED_MMA"); }
+
 template <typename T>
 void launch_solve_typed(const T* A, const T* B, T* X, const RaggedBatch& rb, int64_t k,
                         bool potrs, const TrsmView& v1, const TrsmView& v2, bool left) {
@@ -95,16 +100,32 @@ void launch_solve_typed(const T* A, const T* B, T* X, const RaggedBatch& rb, int
     p.groups = static_cast<int>((col_end - col_begin + CPW - 1) / CPW);
     const int64_t blocks = (p.count * p.groups + kTrsmWarps - 1) / kTrsmWarps;
     TORCH_CHECK(blocks <= INT_MAX, "batchchol: ragged batch too large for one launch");
-    const size_t smem = kTrsmWarps * trsm_warp_smem_bytes<T, CPW, false>();
-    auto launch = [&](auto kernel) {
-      allow_dynamic_smem(kernel, smem);
-      kernel<<<unsigned(blocks), kTrsmWarps * 32, smem, stream>>>(A, B, X, w1, w2, p);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    const auto run = [&](auto mma) {
+      constexpr bool kMma = decltype(mma)::value;
+      // The MMA path takes its tiles by cp.async, as the fixed-size launchers give it.
+      if constexpr (kMma) w1.async_tiles = w2.async_tiles = true;
+      const size_t smem = kTrsmWarps * trsm_warp_smem_bytes<T, CPW, kMma>();
+      auto launch = [&](auto kernel) {
+        allow_dynamic_smem(kernel, smem);
+        kernel<<<unsigned(blocks), kTrsmWarps * 32, smem, stream>>>(A, B, X, w1, w2, p);
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      };
+      if constexpr (kMma) {
+        if (potrs) {
+          launch(solve_ragged_mma_kernel<T, CPW, true>);
+        } else {
+          launch(solve_ragged_mma_kernel<T, CPW, false>);
+        }
+      } else if (potrs) {
+        launch(solve_ragged_kernel<T, CPW, true>);
+      } else {
+        launch(solve_ragged_kernel<T, CPW, false>);
+      }
     };
-    if (potrs) {
-      launch(solve_ragged_kernel<T, CPW, true>);
+    if (ragged_mma_enabled()) {
+      with_trsm_mma<T, CPW>(run);
     } else {
-      launch(solve_ragged_kernel<T, CPW, false>);
+      run(std::false_type{});
     }
   });
 }

@@ -20,11 +20,12 @@ struct RaggedSolveParams {
   bool left;
 };
 
-// Potrs: a second, backward pass (v2) on the forward pass's result.
-template <typename T, int CPW, bool Potrs>
-__global__ void __launch_bounds__(kTrsmWarps * 32)
-    solve_ragged_kernel(const T* __restrict__ A, const T* B, T* X, TrsmView v1, TrsmView v2,
-                        RaggedSolveParams p) {
+// Potrs: a second, backward pass (v2) on the forward pass's result. kMma: the products
+// and diagonal blocks on the float64 MMAs (trsm_mma_blocks).
+template <typename T, int CPW, bool Potrs, bool kMma>
+__device__ __forceinline__ void solve_ragged_body(const T* __restrict__ A, const T* B, T* X,
+                                                  TrsmView& v1, TrsmView& v2,
+                                                  const RaggedSolveParams& p) {
   const int64_t work = int64_t(blockIdx.x) * kTrsmWarps + (threadIdx.x >> 5);
   if (work >= p.count * p.groups) return;  // whole warps: no block barriers below
   const int64_t sys = work / p.groups;
@@ -48,12 +49,28 @@ __global__ void __launch_bounds__(kTrsmWarps * 32)
   v1.n = v2.n = n;
   v1.rs = v2.rs = rs;
   v1.cs = v2.cs = cs;
-  T* Ms = trsm_warp_smem<T, CPW, false>();
+  T* Ms = trsm_warp_smem<T, CPW, kMma>();
   const T* a = A + p.a_offsets[sys];
-  // The FMA loop (kMma = false): the MMA variant is not measured on ragged batches, and it
-  // took ptxas from 168 to 210 registers in the potrs instance.
-  trsm_warp_solve<T, CPW, false>(a, B + p.b_offsets[sys] + c0 * cs, x, v1, ncols, Ms, lane);
-  if constexpr (Potrs) trsm_warp_solve<T, CPW, false>(a, x, x, v2, ncols, Ms, lane);
+  trsm_warp_solve<T, CPW, kMma>(a, B + p.b_offsets[sys] + c0 * cs, x, v1, ncols, Ms, lane);
+  if constexpr (Potrs) trsm_warp_solve<T, CPW, kMma>(a, x, x, v2, ncols, Ms, lane);
+}
+
+template <typename T, int CPW, bool Potrs>
+__global__ void __launch_bounds__(kTrsmWarps * 32)
+    solve_ragged_kernel(const T* __restrict__ A, const T* B, T* X, TrsmView v1, TrsmView v2,
+                        RaggedSolveParams p) {
+  solve_ragged_body<T, CPW, Potrs, false>(A, B, X, v1, v2, p);
+}
+
+// On the MMAs: held to three blocks per SM, as the fixed-size potrs_warp_mma_kernel is
+// (ptxas took 210 registers without the bound; 168 with it, no spill). A kernel of its
+// own: a minimum-blocks bound of 1 on the FMA instances moved their registers (56 -> 72
+// with one column, 102 -> 170 with 16).
+template <typename T, int CPW, bool Potrs>
+__global__ void __launch_bounds__(kTrsmWarps * 32, 3)
+    solve_ragged_mma_kernel(const T* __restrict__ A, const T* B, T* X, TrsmView v1,
+                            TrsmView v2, RaggedSolveParams p) {
+  solve_ragged_body<T, CPW, Potrs, true>(A, B, X, v1, v2, p);
 }
 
 }  // namespace cuda
