@@ -183,10 +183,11 @@ def test_ragged_async_tiles_bit_identical(monkeypatch, dtype, k, upper):
 @pytest.mark.parametrize("k", [8, 16, 24])
 @pytest.mark.parametrize("upper", [False, True])
 def test_ragged_mma_solves(monkeypatch, k, upper):
-    # Float64 8- and 16-column groups of the ragged warp solves on the MMAs (default)
-    # against the FMA loop (BATCHCHOL_RAGGED_MMA=0), and trsm against float64 references.
-    # Orders 0..200: partial and full row blocks, up to seven; k = 24: a 16- and an
-    # 8-column group; right solves as well (their own column groups).
+    # Float64 8- and 16-column groups of the ragged warp solves on the MMAs (the default
+    # for 16 columns, and for 8 past max_n = 128 as here) against the FMA loop
+    # (BATCHCHOL_RAGGED_MMA=0), and potrs / trsm against float64 references. Orders
+    # 0..200: partial and full row blocks, up to seven; k = 24: a 16- and an 8-column
+    # group; right solves as well (their own column groups).
     dtype = torch.float64
     g = torch.Generator().manual_seed(11 + k)
     sizes = torch.randint(0, 201, (300,), generator=g).tolist()

@@ -51,9 +51,9 @@ bool ragged_cols_take_all(int64_t max_n, int64_t k, bool left) {
 // launchers' cp.async rule reached them.
 bool ragged_async_tiles_enabled() { return trsm_switch_on("BATCHCHOL_RAGGED_ASYNC"); }
 
-// BATCHCHOL_RAGGED_MMA=0 (an A/B switch read at every call): the float64 8- and 16-column
-// groups of the ragged solves on the FMA loop instead of the MMAs (BATCHCHOL_TRSM_MMA=0
-// does it for every warp solve).
+// BATCHCHOL_RAGGED_MMA=0 (an A/B switch read at every call): the float64 column groups that
+// the ragged solves run on the MMAs (launch_solve_typed) on the FMA loop instead
+// (BATCHCHOL_TRSM_MMA=0 does it for every warp solve).
 bool ragged_mma_enabled() { return trsm_switch_on("BATCHCHOL_RAGGED_MMA"); }
 
 template <typename T>
@@ -122,7 +122,13 @@ void launch_solve_typed(const T* A, const T* B, T* X, const RaggedBatch& rb, int
         launch(solve_ragged_kernel<T, CPW, false>);
       }
     };
-    if (ragged_mma_enabled()) {
+    // On the MMAs: 16-column groups, and 8-column ones past max_n = 128. H100, float64,
+    // one build, MMA / FMA loop (results/h100-2026-11-27-ragged-mma-ab-bench_vbatched_solves.txt,
+    // ms): uniform Nmax = 128, 50,000 systems, 16 columns potrs 2.607 / 2.942, trsm 1.156
+    // / 1.469; Nmax = 512, 5,000 systems, 8 columns potrs 2.032 / 2.709, 16 columns 2.581
+    // / 3.637; but 8 columns at Nmax = 128, 50,000 systems, potrs 2.122 / 1.842 (uniform),
+    // trsm 0.198 / 0.170 (skewed). Orders between 128 and 512 were not measured.
+    if (ragged_mma_enabled() && (CPW == 16 || rb.max_n > 128)) {
       with_trsm_mma<T, CPW>(run);
     } else {
       run(std::false_type{});
