@@ -211,10 +211,14 @@ def warp_mma_workload():
     """The warp-per-system solves with column groups of 8 and 16 (k = 8, 16, 24): float64
     products on the MMAs and on the FMA loop (BATCHCHOL_TRSM_MMA), solved rows staged by
     16-byte chunks (contiguous groups; right-hand sides in and solved rows out likewise)
-    and by lanes (right solves, partial groups)."""
+    and by lanes (right solves, partial groups); and the ragged solves' MMA kernels
+    (float64, sizes to 150, tightly packed blocks)."""
     import os
 
+    from torch_batchchol import ragged
+
     os.environ["BATCHCHOL_TRSM_KERNEL"] = "warp"
+    ops = torch.ops.batchchol
     for mma in ("1", "0"):
         os.environ["BATCHCHOL_TRSM_MMA"] = mma
         for dtype in (torch.float32, torch.float64):
@@ -222,6 +226,16 @@ def warp_mma_workload():
                 L = lower_triangle(batch, n, dtype)
                 for k in (8, 16, 24):
                     solve_both_triangles(L, torch.randn(batch, n, k, dtype=dtype, device="cuda"))
+        sizes = [150, 5, 33, 1, 97, 64, 129]
+        r = ragged.pack([lower_triangle(1, s, torch.float64)[0] for s in sizes])
+        for k in (8, 16, 24):
+            b, bo, _ = ragged.pack_rhs(
+                [torch.randn(s, k, dtype=torch.float64, device="cuda") for s in sizes], r.n)
+            n, off, bo = r.n.cuda(), r.offsets.cuda(), bo.cuda()
+            for upper in (False, True):
+                ops.potrs_vbatched(r.values, n, off, b, bo, k, 150, upper)
+                ops.trsm_vbatched(r.values, n, off, b, bo, k, 150, upper, True, False, False)
+                ops.trsm_vbatched(r.values, n, off, b, bo, k, 150, upper, False, True, False)
         torch.cuda.synchronize()
     for key in ("BATCHCHOL_TRSM_KERNEL", "BATCHCHOL_TRSM_MMA"):
         os.environ.pop(key)
