@@ -252,10 +252,12 @@ inline dim3 trsm_prepare_launch(Kernel kernel, TrsmBatchParams& p, int64_t col_b
 // ~1,584-2,000 warps fly (12-16 MB), keep 4 at 2 KB (part 1: n = 512 2,000 systems
 // 2.189 against 2.281 for keep 2). Other types off: float32 gained no more than the
 // run's noise. BATCHCHOL_TRSM_YKEEP = N forces N, = off every block normal (an A/B
-// switch read at every launch).
+// switch read at every launch); BATCHCHOL_TRSM_L2FIRST=0 turns it off as it does the
+// other hinted copies (the way around a build whose hinted copies the SASS scan flags).
 template <typename T>
 inline int trsm_y_keep(int64_t work, int per_sm, int cpw) {
   constexpr int kOff = 1 << 30;
+  if (!trsm_l2_first_enabled()) return kOff;
   if (const char* env = std::getenv("BATCHCHOL_TRSM_YKEEP")) {
     if (std::strcmp(env, "off") == 0) return kOff;
     return std::max(0, std::atoi(env));
