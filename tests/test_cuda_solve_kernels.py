@@ -271,24 +271,41 @@ def test_warp_l2_policy_bit_identical(monkeypatch, upper, column_major):
 
 
 @pytest.mark.parametrize("dtype,k", [(torch.float64, 16), (torch.float64, 8),
+                                     (torch.float64, 4), (torch.float64, 2),
                                      (torch.float32, 16)])
 @pytest.mark.parametrize("upper", [False, True])
 @pytest.mark.parametrize("column_major", [False, True])
 def test_y_keep_bit_identical(monkeypatch, dtype, k, upper, column_major):
     # The products' re-reads of solved row blocks with an L2 hint from block y_keep on
     # (BATCHCHOL_TRSM_YKEEP): the same copies, so bit-identical results for every y_keep:
-    # none hinted (off), all (0), some (2), the default's pick (unset). n = 200: six full
-    # row blocks and a partial one; float64 on the MMAs (16- and 8-column groups), float32
-    # on the FMA loop.
+    # none hinted (off), all (0), some (2), the default's pick (unset, auto; at this batch
+    # it keeps every block: the pick moves speed only). n = 200: six full row blocks and
+    # a partial one; float64 on the MMAs (16- and 8-column groups) and on the FMA loop (2
+    # and 4: chunked rows too), float32 on the FMA loop.
     monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
-    monkeypatch.delenv("BATCHCHOL_TRSM_MAX_CPW", raising=False)
+    for var in ("BATCHCHOL_TRSM_MAX_CPW", "BATCHCHOL_TRSM_L2FIRST", "BATCHCHOL_TRSM_MMA",
+                "BATCHCHOL_TRSM_YCHUNKS"):
+        monkeypatch.delenv(var, raising=False)
     gen = torch.Generator("cuda").manual_seed(61)
     n, batch = 200, 400
     clean, L = make_triangle(batch, n, dtype, upper, False, gen)
     Lin = L.mT.contiguous().mT if column_major else L
     B = torch.randn(batch, n, k, dtype=dtype, device="cuda", generator=gen)
     check_switch_bit_identical(monkeypatch, "BATCHCHOL_TRSM_YKEEP", Lin, B, clean, upper, dtype,
-                               values=("off", "0", "2", None))
+                               values=("off", "0", "2", None, "auto"))
+
+
+@pytest.mark.parametrize("value", ["x", "-1", "2x", ""])
+def test_y_keep_bad_value(monkeypatch, value):
+    # A mistyped BATCHCHOL_TRSM_YKEEP raises instead of reading as 0 (every block hinted).
+    monkeypatch.setenv("BATCHCHOL_TRSM_KERNEL", "warp")
+    monkeypatch.delenv("BATCHCHOL_TRSM_L2FIRST", raising=False)
+    monkeypatch.setenv("BATCHCHOL_TRSM_YKEEP", value)
+    gen = torch.Generator("cuda").manual_seed(3)
+    _, L = make_triangle(4, 64, torch.float64, False, False, gen)
+    B = torch.randn(4, 64, 16, dtype=torch.float64, device="cuda", generator=gen)
+    with pytest.raises(RuntimeError, match="BATCHCHOL_TRSM_YKEEP"):
+        ops.trsm(L, B, False, True, False, False)
 
 
 @pytest.mark.parametrize("kernel,dtype,k,async32", [

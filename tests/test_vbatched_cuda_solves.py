@@ -169,6 +169,8 @@ def test_ragged_async_tiles_bit_identical(monkeypatch, dtype, k, upper):
                                              transpose, False))
         return out
 
+    for var in ("BATCHCHOL_TRSM_ASYNC32", "BATCHCHOL_RAGGED_SOLVE_KERNEL", "BATCHCHOL_RAGGED_MMA"):
+        monkeypatch.delenv(var, raising=False)
     monkeypatch.delenv("BATCHCHOL_RAGGED_ASYNC", raising=False)
     on = solves()
     monkeypatch.setenv("BATCHCHOL_RAGGED_ASYNC", "0")
@@ -187,7 +189,11 @@ def test_ragged_mma_solves(monkeypatch, k, upper):
     # for 16 columns, and for 8 past max_n = 128 as here) against the FMA loop
     # (BATCHCHOL_RAGGED_MMA=0), and potrs / trsm against float64 references. Orders
     # 0..200: partial and full row blocks, up to seven; k = 24: a 16- and an 8-column
-    # group; right solves as well (their own column groups).
+    # group; right solves as well (their own column groups); a unit-diagonal solve; and
+    # k = -1 (n_i columns each, as potrf_vbatched's backward solves: per-system partial
+    # groups, and groups past a small system's columns).
+    for var in ("BATCHCHOL_TRSM_MMA", "BATCHCHOL_TRSM_DIAGMMA", "BATCHCHOL_RAGGED_SOLVE_KERNEL"):
+        monkeypatch.delenv(var, raising=False)
     dtype = torch.float64
     g = torch.Generator().manual_seed(11 + k)
     sizes = torch.randint(0, 201, (300,), generator=g).tolist()
@@ -203,6 +209,10 @@ def test_ragged_mma_solves(monkeypatch, k, upper):
             for transpose in (False, True):
                 out.append(ops.trsm_vbatched(L, n, off, B, b_off, k, None, upper, left,
                                              transpose, False))
+        out.append(ops.trsm_vbatched(L, n, off, B, b_off, k, None, upper, True, False, True))
+        # k = -1: the square buffer L itself as the right-hand sides (offsets = off).
+        out.append(ops.trsm_vbatched(L, n, off, L, off, -1, None, upper, True, True, False))
+        out.append(ops.trsm_vbatched(L, n, off, L, off, -1, None, upper, False, False, False))
         return out
 
     monkeypatch.delenv("BATCHCHOL_RAGGED_MMA", raising=False)
@@ -217,3 +227,13 @@ def test_ragged_mma_solves(monkeypatch, k, upper):
                  lambda M, b: torch.linalg.solve_triangular(M, b, upper=upper), dtype, "trsm")
     check_blocks(mma[0].cpu(), sizes, b_off, k, [t.mH @ t if upper else t @ t.mH for t in tris],
                  rhs, torch.linalg.solve, dtype, "potrs")
+    # k = -1, left, transposed: op(T) X = T with op(T) = T^H.
+    sq = mma[6].cpu()
+    for i, s in enumerate(sizes):
+        if s == 0:
+            continue
+        T = tris[i].to(torch.float64)
+        got = sq[int(off[i]): int(off[i]) + s * s].view(s, s)
+        ref = torch.linalg.solve_triangular(T.mH, T, upper=not upper)
+        err = ((got - ref).norm() / ref.norm()).item()
+        assert err <= tol(dtype, s, cond2(T[None])), (i, s, err)

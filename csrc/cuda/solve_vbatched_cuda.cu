@@ -47,8 +47,9 @@ bool ragged_cols_take_all(int64_t max_n, int64_t k, bool left) {
 }
 
 // BATCHCHOL_RAGGED_ASYNC=0 (an A/B switch read at every call): the warp-per-system
-// ragged solves stage their tiles through registers, as they did before the fixed-size
-// launchers' cp.async rule reached them.
+// ragged solves on the FMA loop stage their tiles through registers, as they did before
+// the fixed-size launchers' cp.async rule reached them (the MMA groups keep cp.async, as
+// the fixed-size ones always do).
 bool ragged_async_tiles_enabled() { return trsm_switch_on("BATCHCHOL_RAGGED_ASYNC"); }
 
 // BATCHCHOL_RAGGED_MMA=0 (an A/B switch read at every call): the float64 column groups that

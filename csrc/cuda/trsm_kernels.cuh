@@ -251,18 +251,25 @@ inline dim3 trsm_prepare_launch(Kernel kernel, TrsmBatchParams& p, int64_t col_b
 // 1.878; n = 128 and 8 columns within 1%. Keep 2 where a warp's block is 4 KB and
 // ~1,584-2,000 warps fly (12-16 MB), keep 4 at 2 KB (part 1: n = 512 2,000 systems
 // 2.189 against 2.281 for keep 2). Other types off: float32 gained no more than the
-// run's noise. BATCHCHOL_TRSM_YKEEP = N forces N, = off every block normal (an A/B
-// switch read at every launch); BATCHCHOL_TRSM_L2FIRST=0 turns it off as it does the
-// other hinted copies (the way around a build whose hinted copies the SASS scan flags).
+// run's noise; so are groups below 8 columns (not measured). BATCHCHOL_TRSM_YKEEP = N
+// forces N, = off every block normal, = auto (or unset) this rule (an A/B switch read at
+// every launch); BATCHCHOL_TRSM_L2FIRST=0 turns it off as it does the other hinted
+// copies (the way around a build whose hinted copies the SASS scan flags).
 template <typename T>
 inline int trsm_y_keep(int64_t work, int per_sm, int cpw) {
   constexpr int kOff = 1 << 30;
   if (!trsm_l2_first_enabled()) return kOff;
-  if (const char* env = std::getenv("BATCHCHOL_TRSM_YKEEP")) {
+  const char* env = std::getenv("BATCHCHOL_TRSM_YKEEP");
+  if (env != nullptr && std::strcmp(env, "auto") != 0) {
     if (std::strcmp(env, "off") == 0) return kOff;
-    return std::max(0, std::atoi(env));
+    char* end = nullptr;
+    const long keep = std::strtol(env, &end, 10);
+    TORCH_CHECK(end != env && *end == '\0' && keep >= 0,
+                "batchchol: BATCHCHOL_TRSM_YKEEP must be off, auto or a block count >= 0, got '",
+                env, "'");
+    return int(std::min<long>(keep, kOff));
   }
-  if (!std::is_same_v<T, double>) return kOff;
+  if (!std::is_same_v<T, double> || cpw < 8) return kOff;
   const auto* prop = at::cuda::getCurrentDeviceProperties();
   const int64_t in_flight = std::max<int64_t>(
       1, std::min<int64_t>(work, int64_t(per_sm) * kTrsmWarps * prop->multiProcessorCount));
