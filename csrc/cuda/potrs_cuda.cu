@@ -102,9 +102,9 @@ void launch_potrs_typed(const T* L, int64_t l_stride, const T* B, T* X, int64_t 
             cuda::potrs_mma_four_blocks(kernel, kernel4, p.batch * p.groups, smem))
           kernel = kernel4;
         TrsmView w1 = v1, w2 = v2;
-        w1.y_keep = w2.y_keep = cuda::trsm_y_keep<T>(
-            p.batch * p.groups, cuda::resident_per_sm_cached(kernel, cuda::kTrsmWarps * 32, smem),
-            CPW);
+        w1.y_keep = w2.y_keep = cuda::trsm_y_keep<T>(p.batch * p.groups, CPW, [&] {
+          return cuda::resident_per_sm_cached(kernel, cuda::kTrsmWarps * 32, smem);
+        });
         kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(L, B, X, w1, w2, p);
         C10_CUDA_KERNEL_LAUNCH_CHECK();
       };

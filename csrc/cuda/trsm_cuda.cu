@@ -73,9 +73,9 @@ void launch_trsm_typed(const T* A, int64_t a_stride, const T* B, T* X, int64_t b
       // 128 0.160 / 0.173 ms, 256 0.559 / 0.590, but 512 0.518 / 0.464).
       const bool f32_column = sizeof(T) == 4 && CPW == 1 && v.n <= 256;
       vw.async_tiles = (CPW < 16 || kMma) && !f32_column && cuda::trsm_async_dtype<T>();
-      vw.y_keep = cuda::trsm_y_keep<T>(
-          p.batch * p.groups, cuda::resident_per_sm_cached(kernel, cuda::kTrsmWarps * 32, smem),
-          CPW);
+      vw.y_keep = cuda::trsm_y_keep<T>(p.batch * p.groups, CPW, [&] {
+        return cuda::resident_per_sm_cached(kernel, cuda::kTrsmWarps * 32, smem);
+      });
       kernel<<<grid, cuda::kTrsmWarps * 32, smem, stream>>>(A, B, X, vw, p);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     });

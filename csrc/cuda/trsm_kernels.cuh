@@ -240,7 +240,9 @@ inline dim3 trsm_prepare_launch(Kernel kernel, TrsmBatchParams& p, int64_t col_b
 }
 
 // TrsmView::y_keep for a warp-solve launch of `work` warps (systems x column groups) of
-// CPW columns, `per_sm` of its blocks resident per SM. Float64: as many blocks of Y as
+// CPW columns, per_sm() of its blocks resident per SM (asked only where the rule needs
+// it: the occupancy lookup takes a lock, and most launches are not float64 groups of 8+
+// columns). Float64: as many blocks of Y as
 // fill about a quarter of the L2 for the warps in flight stay normal, the later ones go
 // evict-first (at least block 0, re-read most). A quarter, not half: the tiles' and
 // right-hand sides' evict-first lines take L2 space too. H100, one process
@@ -255,8 +257,8 @@ inline dim3 trsm_prepare_launch(Kernel kernel, TrsmBatchParams& p, int64_t col_b
 // forces N, = off every block normal, = auto (or unset) this rule (an A/B switch read at
 // every launch); BATCHCHOL_TRSM_L2FIRST=0 turns it off as it does the other hinted
 // copies (the way around a build whose hinted copies the SASS scan flags).
-template <typename T>
-inline int trsm_y_keep(int64_t work, int per_sm, int cpw) {
+template <typename T, typename PerSm>
+inline int trsm_y_keep(int64_t work, int cpw, PerSm&& per_sm) {
   constexpr int kOff = 1 << 30;
   if (!trsm_l2_first_enabled()) return kOff;
   const char* env = std::getenv("BATCHCHOL_TRSM_YKEEP");
@@ -272,7 +274,7 @@ inline int trsm_y_keep(int64_t work, int per_sm, int cpw) {
   if (!std::is_same_v<T, double> || cpw < 8) return kOff;
   const auto* prop = at::cuda::getCurrentDeviceProperties();
   const int64_t in_flight = std::max<int64_t>(
-      1, std::min<int64_t>(work, int64_t(per_sm) * kTrsmWarps * prop->multiProcessorCount));
+      1, std::min<int64_t>(work, int64_t(per_sm()) * kTrsmWarps * prop->multiProcessorCount));
   const int64_t kept_set = int64_t(kTrsmTile) * cpw * int64_t(sizeof(T)) * in_flight;
   const int64_t quarter = int64_t(prop->l2CacheSize) / 4;
   return int(std::min<int64_t>(kOff, std::max<int64_t>(1, (quarter + kept_set / 2) / kept_set)));
