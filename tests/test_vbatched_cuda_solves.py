@@ -143,6 +143,30 @@ def test_ragged_solve_kernel_switch(monkeypatch, dtype, k):
         ops.potrs_vbatched(*args)
 
 
+def ragged_triangles(dtype, k, upper, count, max_order, seed):
+    """count triangular factors of orders 0..max_order and k-column right-hand sides,
+    packed on the GPU: (sizes, tris, L, off, B, b_off, n, rhs), tris and rhs the host
+    blocks for the references."""
+    g = torch.Generator().manual_seed(seed)
+    sizes = torch.randint(0, max_order + 1, (count,), generator=g).tolist()
+    tris = batch_blocks(sizes, lambda c, s: make_tri((c,), s, dtype, upper=upper))
+    L, off = packed(tris, sizes, None)
+    B, b_off = packed(batch_blocks(sizes, lambda c, s: make_rhs((c, s, k), dtype)), sizes, k)
+    rhs = [B[int(o): int(o) + s * k].view(s, k) for o, s in zip(b_off, sizes)]
+    return sizes, tris, L.cuda(), off, B.cuda(), b_off, torch.tensor(sizes), rhs
+
+
+def potrs_and_trsms(L, n, off, B, b_off, k, upper):
+    """potrs, then trsm left / right, plain / transposed, on the same buffers (a right
+    solve reads each block as k x n_i: the same size)."""
+    out = [ops.potrs_vbatched(L, n, off, B, b_off, k, None, upper)]
+    for left in (True, False):
+        for transpose in (False, True):
+            out.append(ops.trsm_vbatched(L, n, off, B, b_off, k, None, upper, left, transpose,
+                                         False))
+    return out
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("k", [1, 4, 8])
 @pytest.mark.parametrize("upper", [False, True])
@@ -152,22 +176,10 @@ def test_ragged_async_tiles_bit_identical(monkeypatch, dtype, k, upper):
     # and trsm (left and right, plain and transposed). Orders 0..100: full and partial
     # tiles, several row blocks; float32 trsm with one column keeps the register stage
     # either way.
-    g = torch.Generator().manual_seed(5 + k)
-    sizes = torch.randint(0, 101, (600,), generator=g).tolist()
-    tris = batch_blocks(sizes, lambda c, s: make_tri((c,), s, dtype, upper=upper))
-    L, off = packed(tris, sizes, None)
-    B, b_off = packed(batch_blocks(sizes, lambda c, s: make_rhs((c, s, k), dtype)), sizes, k)
-    n = torch.tensor(sizes)
-    L, B = L.cuda(), B.cuda()
+    sizes, tris, L, off, B, b_off, n, rhs = ragged_triangles(dtype, k, upper, 600, 100, 5 + k)
 
     def solves():
-        out = [ops.potrs_vbatched(L, n, off, B, b_off, k, None, upper)]
-        for left in (True, False):
-            for transpose in (False, True):
-                # A right solve's blocks are k x n_i: the same buffer read as such.
-                out.append(ops.trsm_vbatched(L, n, off, B, b_off, k, None, upper, left,
-                                             transpose, False))
-        return out
+        return potrs_and_trsms(L, n, off, B, b_off, k, upper)
 
     for var in ("BATCHCHOL_TRSM_ASYNC32", "BATCHCHOL_RAGGED_SOLVE_KERNEL", "BATCHCHOL_RAGGED_MMA"):
         monkeypatch.delenv(var, raising=False)
@@ -177,7 +189,6 @@ def test_ragged_async_tiles_bit_identical(monkeypatch, dtype, k, upper):
     off_ = solves()
     for a, b in zip(on, off_):
         assert torch.equal(a, b)
-    rhs = [B[int(o): int(o) + s * k].view(s, k).cpu() for o, s in zip(b_off, sizes)]
     check_blocks(on[1].cpu(), sizes, b_off, k, tris, rhs,
                  lambda M, b: torch.linalg.solve_triangular(M, b, upper=upper), dtype, "trsm")
 
@@ -195,20 +206,10 @@ def test_ragged_mma_solves(monkeypatch, k, upper):
     for var in ("BATCHCHOL_TRSM_MMA", "BATCHCHOL_TRSM_DIAGMMA", "BATCHCHOL_RAGGED_SOLVE_KERNEL"):
         monkeypatch.delenv(var, raising=False)
     dtype = torch.float64
-    g = torch.Generator().manual_seed(11 + k)
-    sizes = torch.randint(0, 201, (300,), generator=g).tolist()
-    tris = batch_blocks(sizes, lambda c, s: make_tri((c,), s, dtype, upper=upper))
-    L, off = packed(tris, sizes, None)
-    B, b_off = packed(batch_blocks(sizes, lambda c, s: make_rhs((c, s, k), dtype)), sizes, k)
-    n = torch.tensor(sizes)
-    L, B = L.cuda(), B.cuda()
+    sizes, tris, L, off, B, b_off, n, rhs = ragged_triangles(dtype, k, upper, 300, 200, 11 + k)
 
     def solves():
-        out = [ops.potrs_vbatched(L, n, off, B, b_off, k, None, upper)]
-        for left in (True, False):
-            for transpose in (False, True):
-                out.append(ops.trsm_vbatched(L, n, off, B, b_off, k, None, upper, left,
-                                             transpose, False))
+        out = potrs_and_trsms(L, n, off, B, b_off, k, upper)
         out.append(ops.trsm_vbatched(L, n, off, B, b_off, k, None, upper, True, False, True))
         # k = -1: the square buffer L itself as the right-hand sides (offsets = off).
         out.append(ops.trsm_vbatched(L, n, off, L, off, -1, None, upper, True, True, False))
@@ -222,7 +223,6 @@ def test_ragged_mma_solves(monkeypatch, k, upper):
     for a, b in zip(mma, fma):
         scale = b.abs().max().item()
         assert (a - b).abs().max().item() <= tol(dtype, 200, 100.0) * scale
-    rhs = [B[int(o): int(o) + s * k].view(s, k).cpu() for o, s in zip(b_off, sizes)]
     check_blocks(mma[1].cpu(), sizes, b_off, k, tris, rhs,
                  lambda M, b: torch.linalg.solve_triangular(M, b, upper=upper), dtype, "trsm")
     check_blocks(mma[0].cpu(), sizes, b_off, k, [t.mH @ t if upper else t @ t.mH for t in tris],
