@@ -237,3 +237,29 @@ def test_ragged_mma_solves(monkeypatch, k, upper):
         ref = torch.linalg.solve_triangular(T.mH, T, upper=not upper)
         err = ((got - ref).norm() / ref.norm()).item()
         assert err <= tol(dtype, s, cond2(T[None])), (i, s, err)
+
+
+@pytest.mark.parametrize("k", [8, 16])
+@pytest.mark.parametrize("upper", [False, True])
+def test_ragged_y_keep_bit_identical(monkeypatch, k, upper):
+    # The ragged float64 solves re-read solved row blocks with an L2 hint from block y_keep
+    # on (BATCHCHOL_TRSM_YKEEP): the same copies, so the same bits for none hinted (off),
+    # all (0), some (2) and the default's pick (unset). Orders 0..300 (up to ten row
+    # blocks), max_n past 128: 8- and 16-column groups on the MMAs.
+    for var in ("BATCHCHOL_TRSM_L2FIRST", "BATCHCHOL_TRSM_MMA", "BATCHCHOL_TRSM_YCHUNKS",
+                "BATCHCHOL_RAGGED_MMA", "BATCHCHOL_RAGGED_SOLVE_KERNEL"):
+        monkeypatch.delenv(var, raising=False)
+    dtype = torch.float64
+    sizes, tris, L, off, B, b_off, n, rhs = ragged_triangles(dtype, k, upper, 200, 300, 23 + k)
+    out = []
+    for value in ("off", "0", "2", None):
+        if value is None:
+            monkeypatch.delenv("BATCHCHOL_TRSM_YKEEP", raising=False)
+        else:
+            monkeypatch.setenv("BATCHCHOL_TRSM_YKEEP", value)
+        out.append(potrs_and_trsms(L, n, off, B, b_off, k, upper))
+    for later in out[1:]:
+        for a, b in zip(out[0], later):
+            assert torch.equal(a, b)
+    check_blocks(out[0][1].cpu(), sizes, b_off, k, tris, rhs,
+                 lambda M, b: torch.linalg.solve_triangular(M, b, upper=upper), dtype, "trsm")

@@ -108,6 +108,11 @@ void launch_solve_typed(const T* A, const T* B, T* X, const RaggedBatch& rb, int
       const size_t smem = kTrsmWarps * trsm_warp_smem_bytes<T, CPW, kMma>();
       auto launch = [&](auto kernel) {
         allow_dynamic_smem(kernel, smem);
+        // The fixed-size solves' Y-keep rule (trsm_y_keep: float64 groups of 8+ columns),
+        // with the batch's warps and the kernel's residency.
+        w1.y_keep = w2.y_keep = trsm_y_keep<T>(p.count * p.groups, CPW, [&] {
+          return resident_per_sm_cached(kernel, kTrsmWarps * 32, smem);
+        });
         kernel<<<unsigned(blocks), kTrsmWarps * 32, smem, stream>>>(A, B, X, w1, w2, p);
         C10_CUDA_KERNEL_LAUNCH_CHECK();
       };
