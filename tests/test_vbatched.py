@@ -181,6 +181,57 @@ def test_potrf_vbatched_cuda_streams_agree(monkeypatch, family, dtype):
                                    msg=f"{width} streams")
 
 
+def _skewed_case(dtype, small, large, max_n, seed):
+    """`small` dominant matrices of orders 0..40 and `large` of 33..max_n (max_n among
+    them), shuffled, built on the GPU; one large matrix fails at minor 40."""
+    g = torch.Generator().manual_seed(seed)
+    sizes = torch.cat([torch.randint(0, 41, (small,), generator=g),
+                       torch.randint(33, max_n + 1, (large - 1,), generator=g),
+                       torch.tensor([max_n])])
+    sizes = sizes[torch.randperm(len(sizes), generator=g)]
+    values, n, offsets = _dominant_ragged(sizes, dtype)
+    bad = int((sizes >= 40).nonzero()[0])
+    values[int(offsets[bad]) + 39 * (int(sizes[bad]) + 1)] = -1.0
+    return sizes, values, n, offsets, bad
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("small,large,max_n", [(3000, 40, 300), (200, 20000, 72),
+                                               (500, 60, 544), (500, 60, 545)])
+def test_potrf_vbatched_cuda_listed_blocked(monkeypatch, dtype, upper, small, large, max_n):
+    # Binned's lazy blocked launches over the device-side list of the matrices past 32
+    # (grids capped at two waves, their blocks and warps looping over the list; max_n <=
+    # 544) against grids with a slot for every matrix (BATCHCHOL_RAGGED_LISTED=0; at
+    # max_n = 545, past the grouping, both are those): the same bits and info. Skewed
+    # batches, and 20,000 matrices past 32 so that every launch's blocks loop; one matrix
+    # fails at minor 40.
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", "binned")
+    for var in ("BATCHCHOL_BLOCKED_GROUP", "BATCHCHOL_BLOCKED_LEFT", "BATCHCHOL_RAGGED_STREAMS"):
+        monkeypatch.delenv(var, raising=False)
+    sizes, values, n, offsets, bad = _skewed_case(dtype, small, large, max_n, 7 + max_n)
+    out = []
+    for listed in ("1", "0"):
+        monkeypatch.setenv("BATCHCHOL_RAGGED_LISTED", listed)
+        out.append(ops.potrf_vbatched(values, n, offsets, max_n, upper))
+    (L, info), (L0, info0) = out
+    expect = [0] * len(sizes)
+    expect[bad] = 40
+    assert info.tolist() == expect
+    assert torch.equal(info, info0)
+    torch.testing.assert_close(L, L0, rtol=0, atol=0, equal_nan=True)
+    # A sample of each order's factors against its matrix (the failed one: info only).
+    for s in sizes.unique().tolist():
+        idx = [i for i in (sizes == s).nonzero().view(-1)[-3:].tolist() if i != bad]
+        if s == 0 or not idx:
+            continue
+        o = offsets[idx].cpu()[:, None] + torch.arange(s * s)[None, :]
+        raw = values[o.cuda()].view(-1, s, s).cpu()
+        A = raw.triu() + raw.triu(1).mT if upper else raw.tril() + raw.tril(-1).mT
+        assert_backward_error(A, L[o.cuda()].view(-1, s, s).cpu(), upper, what=f"n={s}")
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("tile_hi", ["64", "40", "0"])
 @pytest.mark.parametrize("upper", [False, True])

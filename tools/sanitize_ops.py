@@ -32,6 +32,7 @@ def main():
                     help="only warp_mma_workload")
     ap.add_argument("--panel-only", action="store_true",
                     help="only panel_workload (with --quick: float64 only)")
+    ap.add_argument("--listed-only", action="store_true", help="only listed_workload")
     args = ap.parse_args()
     ops = torch.ops.batchchol
     sizes = [1, 3, 4, 8, 16, 17, 32, 33, 48, 64, 65, 100, 128, 200, 300] if not args.quick else [3, 17, 32, 40, 64, 100, 200]
@@ -62,6 +63,10 @@ def main():
         warp_mma_workload()
         print("sanitize workload done")
         return
+    if args.listed_only:
+        listed_workload()
+        print("sanitize workload done")
+        return
     for dtype in dtypes:
         for n in sizes:
             A = random_spd((3,), n, dtype)
@@ -84,6 +89,7 @@ def main():
     wide_posv_workload()
     warp_posv_workload()
     ragged_workload(dtypes, args.quick)
+    listed_workload()
     print("sanitize workload done")
 
 
@@ -287,6 +293,30 @@ def blocked_workload(quick):
             os.environ["BATCHCHOL_VBATCHED_KERNEL"] = fam
             for upper in (False, True):
                 ops.potrf_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), 300, upper)
+        torch.cuda.synchronize()
+    os.environ.pop("BATCHCHOL_VBATCHED_KERNEL")
+
+
+def listed_workload():
+    """Binned's lazy blocked launches over the list of the matrices past 32, with more of
+    them than the capped grids have slots (4,500 of orders 33..72 and one of 300, amid
+    orders 0..32), so that the diagonal, panel and update blocks and warps loop over the
+    list and reuse their shared memory; lower and upper, float32 and float64."""
+    import os
+
+    from torch_batchchol import ragged
+
+    ops = torch.ops.batchchol
+    g = torch.Generator().manual_seed(3)
+    sizes = torch.cat([torch.randint(0, 33, (400,), generator=g),
+                       torch.randint(33, 73, (4500,), generator=g), torch.tensor([300])])
+    sizes = sizes[torch.randperm(len(sizes), generator=g)].tolist()
+    os.environ["BATCHCHOL_VBATCHED_KERNEL"] = "binned"
+    for dtype in (torch.float32, torch.float64):
+        r = ragged.pack([torch.eye(n, dtype=dtype, device="cuda") * (n + 1) +
+                         torch.rand(n, n, dtype=dtype, device="cuda") for n in sizes])
+        for upper in (False, True):
+            ops.potrf_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), 300, upper)
         torch.cuda.synchronize()
     os.environ.pop("BATCHCHOL_VBATCHED_KERNEL")
 

@@ -95,126 +95,130 @@ __global__ void __launch_bounds__(kUpdateThreads, sizeof(T) == 4 ? 3 : 2)
   __shared__ __align__(16) unsigned char pj_raw[sizeof(T) * kSlice];
   T* const pi = reinterpret_cast<T*>(pi_raw);
   T* const pj = reinterpret_cast<T*>(pj_raw);
-  const int64_t b = b_first + blockIdx.x / unsigned(tiles);
-  const int y = blockIdx.x % unsigned(tiles);
-  int n, k0;
-  int ti, tj;
-  if (col_tiles == 0) {
-    tri_index(y, ti, tj);
-  } else {
-    ti = y / col_tiles, tj = y % col_tiles;
-    if (tj > ti) return;
-  }
-  if (!panel_of(lay, b, step, n, k0)) return;
-  const int t0 = k0 + kPanel;
-  const int c_end = min(n, t0 + col_span);
-  const int i0 = t0 + ti * TILE, j0 = t0 + tj * TILE;
-  if (i0 >= n || j0 >= c_end) return;  // past this matrix or strip (uniform over the block)
-  T* m = L + lay.origin(b);
-  const int p_begin = max(0, k0 - (rank_panels - 1) * kPanel);
-  using Slices =
-      std::conditional_t<kKm, KMajorSlices<UpdateSlices<T, TILE>>, UpdateSlices<T, TILE>>;
-  const int sr = Slices::row(), sc = Slices::col();
-  const T* si = m + (i0 + sr) * n + sc;
-  const T* sj = m + (j0 + sr) * n + sc;
-  Slices slices;
-  slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p_begin);
-  const bool fresh = ft.in_update(step, k0, col_tiles == 0);
-  const T* src = (fresh ? ft.a : L) + lay.origin(b);  // the tile's entries before the update
-  // Runs product() once per panel p_begin..k0, with that panel's slices in pi / pj and
-  // the next panel's loads in flight.
-  const auto each_panel = [&](auto&& product) {
-    for (int p0 = p_begin; p0 <= k0; p0 += kPanel) {
-      if (p0 != p_begin) __syncthreads();  // the previous slices are consumed
-      if constexpr (kKm)
-        slices.store(pi, pj);
-      else
-        slices.template store<PITCH>(pi, pj);
-      __syncthreads();
-      if (p0 < k0) slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p0 + kPanel);
-      product();
-    }
-  };
-  if constexpr (kMma) {
-    const DmmaWarpTile wt;
-    const bool idle = i0 == j0 && wt.above_diagonal();
-    double acc[2][4][2] = {};
-    each_panel([&] {
-      if (!idle) dmma_panel(acc, wt, pi, pj);
-    });
-    if (idle) return;
-    // Offset of entry (a, c, e) of the warp tile in the matrix, -1 unless it is in the
-    // matrix, below c_end and on or below the diagonal.
-    const auto at = [&](int a, int c, int e) {
-      const int i = i0 + dmma_row(wt, a), j = j0 + dmma_col(wt, c, e);
-      return i < n && j < c_end && j <= i ? i * n + j : -1;
-    };
-    int off[2][4][2];
-    double cur[2][4][2];
-#pragma unroll
-    for (int a = 0; a < 2; ++a)
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          off[a][c][e] = at(a, c, e);
-          cur[a][c][e] = off[a][c][e] >= 0 ? src[off[a][c][e]] : 0.0;
-        }
-#pragma unroll
-    for (int a = 0; a < 2; ++a)
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-#pragma unroll
-        for (int e = 0; e < 2; ++e)
-          if (off[a][c][e] >= 0) m[off[a][c][e]] = cur[a][c][e] - acc[a][c][e];
-  } else {
-    // Thread (tr, tc) owns TS rows from tr and TS columns from tc, kStride apart: k-major
-    // slices give each thread four adjacent rows and columns (one 16-byte load each);
-    // row-major ones a stride of 16, which keeps a warp's reads on distinct rows.
-    constexpr int kStride = kKm ? 1 : 16;
-    const int tr = threadIdx.x / 16 * (kKm ? TS : 1), tc = threadIdx.x % 16 * (kKm ? TS : 1);
-    T acc[TS][TS];
-#pragma unroll
-    for (int a = 0; a < TS; ++a)
-#pragma unroll
-      for (int c = 0; c < TS; ++c) acc[a][c] = T(0);
-    const int ct = (i0 + tr) * n + j0 + tc;  // this thread's first entry of the tile
-    const int ci = n - i0 - tr, cj = c_end - j0 - tc, cd = i0 + tr - j0 - tc;
-    // Entry (a, c) of the thread is in the matrix, below c_end and on or below the diagonal.
-    const auto owned = [&](int a, int c) {
-      return kStride * a < ci && kStride * c < cj && kStride * c <= cd + kStride * a;
-    };
-    if constexpr (kKm) {
-      each_panel([&] { fma_kmajor_panel(acc, pi, pj, tr, tc); });
+  const auto body = [&](int64_t b, int y) {
+    int n, k0;
+    int ti, tj;
+    if (col_tiles == 0) {
+      tri_index(y, ti, tj);
     } else {
+      ti = y / col_tiles, tj = y % col_tiles;
+      if (tj > ti) return;
+    }
+    if (!panel_of(lay, b, step, n, k0)) return;
+    const int t0 = k0 + kPanel;
+    const int c_end = min(n, t0 + col_span);
+    const int i0 = t0 + ti * TILE, j0 = t0 + tj * TILE;
+    if (i0 >= n || j0 >= c_end) return;  // past this matrix or strip (uniform over the block)
+    T* m = L + lay.origin(b);
+    const int p_begin = max(0, k0 - (rank_panels - 1) * kPanel);
+    using Slices =
+        std::conditional_t<kKm, KMajorSlices<UpdateSlices<T, TILE>>, UpdateSlices<T, TILE>>;
+    const int sr = Slices::row(), sc = Slices::col();
+    const T* si = m + (i0 + sr) * n + sc;
+    const T* sj = m + (j0 + sr) * n + sc;
+    Slices slices;
+    slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p_begin);
+    const bool fresh = ft.in_update(step, k0, col_tiles == 0);
+    const T* src = (fresh ? ft.a : L) + lay.origin(b);  // the tile's entries before the update
+    // Runs product() once per panel p_begin..k0, with that panel's slices in pi / pj and
+    // the next panel's loads in flight.
+    const auto each_panel = [&](auto&& product) {
+      for (int p0 = p_begin; p0 <= k0; p0 += kPanel) {
+        if (p0 != p_begin) __syncthreads();  // the previous slices are consumed
+        if constexpr (kKm)
+          slices.store(pi, pj);
+        else
+          slices.template store<PITCH>(pi, pj);
+        __syncthreads();
+        if (p0 < k0) slices.load(si, sj, n - i0 - sr, n - j0 - sr, n, p0 + kPanel);
+        product();
+      }
+    };
+    if constexpr (kMma) {
+      const DmmaWarpTile wt;
+      const bool idle = i0 == j0 && wt.above_diagonal();
+      double acc[2][4][2] = {};
       each_panel([&] {
-#pragma unroll 8
-        for (int p = 0; p < kPanel; ++p) {
-          T li[TS], lj[TS];
+        if (!idle) dmma_panel(acc, wt, pi, pj);
+      });
+      if (idle) return;
+      // Offset of entry (a, c, e) of the warp tile in the matrix, -1 unless it is in the
+      // matrix, below c_end and on or below the diagonal.
+      const auto at = [&](int a, int c, int e) {
+        const int i = i0 + dmma_row(wt, a), j = j0 + dmma_col(wt, c, e);
+        return i < n && j < c_end && j <= i ? i * n + j : -1;
+      };
+      int off[2][4][2];
+      double cur[2][4][2];
 #pragma unroll
-          for (int a = 0; a < TS; ++a) {
-            li[a] = pi[(tr + 16 * a) * PITCH + p];
-            lj[a] = pj[(tc + 16 * a) * PITCH + p];
+      for (int a = 0; a < 2; ++a)
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            off[a][c][e] = at(a, c, e);
+            cur[a][c][e] = off[a][c][e] >= 0 ? src[off[a][c][e]] : 0.0;
           }
 #pragma unroll
-          for (int a = 0; a < TS; ++a)
+      for (int a = 0; a < 2; ++a)
 #pragma unroll
-            for (int c = 0; c < TS; ++c) acc[a][c] += mul_conj(li[a], lj[c]);
-        }
-      });
+        for (int c = 0; c < 4; ++c)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            if (off[a][c][e] >= 0) m[off[a][c][e]] = cur[a][c][e] - acc[a][c][e];
+    } else {
+      // Thread (tr, tc) owns TS rows from tr and TS columns from tc, kStride apart: k-major
+      // slices give each thread four adjacent rows and columns (one 16-byte load each);
+      // row-major ones a stride of 16, which keeps a warp's reads on distinct rows.
+      constexpr int kStride = kKm ? 1 : 16;
+      const int tr = threadIdx.x / 16 * (kKm ? TS : 1), tc = threadIdx.x % 16 * (kKm ? TS : 1);
+      T acc[TS][TS];
+#pragma unroll
+      for (int a = 0; a < TS; ++a)
+#pragma unroll
+        for (int c = 0; c < TS; ++c) acc[a][c] = T(0);
+      const int ct = (i0 + tr) * n + j0 + tc;  // this thread's first entry of the tile
+      const int ci = n - i0 - tr, cj = c_end - j0 - tc, cd = i0 + tr - j0 - tc;
+      // Entry (a, c) of the thread is in the matrix, below c_end and on or below the diagonal.
+      const auto owned = [&](int a, int c) {
+        return kStride * a < ci && kStride * c < cj && kStride * c <= cd + kStride * a;
+      };
+      if constexpr (kKm) {
+        each_panel([&] { fma_kmajor_panel(acc, pi, pj, tr, tc); });
+      } else {
+        each_panel([&] {
+#pragma unroll 8
+          for (int p = 0; p < kPanel; ++p) {
+            T li[TS], lj[TS];
+#pragma unroll
+            for (int a = 0; a < TS; ++a) {
+              li[a] = pi[(tr + 16 * a) * PITCH + p];
+              lj[a] = pj[(tc + 16 * a) * PITCH + p];
+            }
+#pragma unroll
+            for (int a = 0; a < TS; ++a)
+#pragma unroll
+              for (int c = 0; c < TS; ++c) acc[a][c] += mul_conj(li[a], lj[c]);
+          }
+        });
+      }
+      T cur[TS][TS];
+#pragma unroll
+      for (int a = 0; a < TS; ++a)
+#pragma unroll
+        for (int c = 0; c < TS; ++c)
+          cur[a][c] = owned(a, c) ? src[ct + kStride * (a * n + c)] : T(0);
+#pragma unroll
+      for (int a = 0; a < TS; ++a)
+#pragma unroll
+        for (int c = 0; c < TS; ++c)
+          if (owned(a, c)) m[ct + kStride * (a * n + c)] = cur[a][c] - acc[a][c];
     }
-    T cur[TS][TS];
-#pragma unroll
-    for (int a = 0; a < TS; ++a)
-#pragma unroll
-      for (int c = 0; c < TS; ++c)
-        cur[a][c] = owned(a, c) ? src[ct + kStride * (a * n + c)] : T(0);
-#pragma unroll
-    for (int a = 0; a < TS; ++a)
-#pragma unroll
-      for (int c = 0; c < TS; ++c)
-        if (owned(a, c)) m[ct + kStride * (a * n + c)] = cur[a][c] - acc[a][c];
-  }
+  };
+  if constexpr (Layout::kListed)
+    listed_items(lay, blockIdx.x, gridDim.x, tiles, body, [] { __syncthreads(); });
+  else
+    body(b_first + blockIdx.x / unsigned(tiles), blockIdx.x % unsigned(tiles));
 }
 
 }  // namespace cuda

@@ -130,19 +130,24 @@ __global__ void potrf_shared_kernel(const T* __restrict__ A, T* __restrict__ L,
 template <typename T, typename Layout>
 __global__ void blocked_init_kernel(const T* __restrict__ A, T* __restrict__ L,
                                     int* __restrict__ info, Layout lay, bool upper) {
-  const int64_t b = blockIdx.x;
-  if (!lay.mine(b)) return;
-  if (threadIdx.x == 0) info[b] = lay.initial_info(b);
-  if (!lay.valid(b)) return;
-  const int n = lay.size(b);
-  const int64_t base = lay.origin(b);
-  const int64_t nn = static_cast<int64_t>(n) * n;
-  for (int64_t e = threadIdx.x; e < nn; e += blockDim.x) {
-    const int i = static_cast<int>(e / n), j = static_cast<int>(e - static_cast<int64_t>(i) * n);
-    T v = T(0);
-    if (j <= i) v = upper ? A[base + static_cast<int64_t>(j) * n + i] : A[base + e];
-    L[base + e] = v;
-  }
+  const auto body = [&](int64_t b, int) {
+    if (!lay.mine(b)) return;
+    if (threadIdx.x == 0) info[b] = lay.initial_info(b);
+    if (!lay.valid(b)) return;
+    const int n = lay.size(b);
+    const int64_t base = lay.origin(b);
+    const int64_t nn = static_cast<int64_t>(n) * n;
+    for (int64_t e = threadIdx.x; e < nn; e += blockDim.x) {
+      const int i = static_cast<int>(e / n), j = static_cast<int>(e - static_cast<int64_t>(i) * n);
+      T v = T(0);
+      if (j <= i) v = upper ? A[base + static_cast<int64_t>(j) * n + i] : A[base + e];
+      L[base + e] = v;
+    }
+  };
+  if constexpr (Layout::kListed)
+    listed_items(lay, blockIdx.x, gridDim.x, 1, body, [] {});
+  else
+    body(blockIdx.x, 0);
 }
 
 // Matrices (one warp each) per block of the diagonal factorization: each warp stages its
@@ -172,49 +177,56 @@ __global__ void __launch_bounds__(32 * diag_warps<T>())
   __shared__ __align__(16) unsigned char raw[sizeof(T) * diag_warps<T>() * kWarpBuf];
   const int lane = threadIdx.x & 31;
   T* s = reinterpret_cast<T*>(raw) + (threadIdx.x / 32) * kWarpBuf;
-  const int64_t b = static_cast<int64_t>(blockIdx.x) * diag_warps<T>() + threadIdx.x / 32;
-  int n, k0;
-  if (b >= batch) return;  // whole warps
-  if (!panel_of(lay, b, step, n, k0)) {
-    if (ft.a && step == 0 && lane == 0 && lay.mine(b) && (!lay.valid(b) || lay.size(b) == 0))
-      info[b] = lay.initial_info(b);
-    return;
-  }
-  const bool fresh = ft.at_start(k0);  // info starts here
-  const int nb = min(kPanel, n - k0);
-  const int64_t off = lay.origin(b) + static_cast<int64_t>(k0) * n + k0;
-  const T* in = (ft.panel_fresh(step, k0) ? ft.a : L) + off;
-  for (int r = 0; r < nb; ++r) s[r * PITCH + lane] = lane <= r ? in[int64_t(r) * n + lane] : T(0);
-  __syncwarp();
-  // Rows past nb: identity (they factor to themselves and never touch rows < nb).
-  T a[kPanel];
+  const auto body = [&](int64_t b, int) {
+    int n, k0;
+    if (!panel_of(lay, b, step, n, k0)) {
+      if (ft.a && step == 0 && lane == 0 && lay.mine(b) && (!lay.valid(b) || lay.size(b) == 0))
+        info[b] = lay.initial_info(b);
+      return;
+    }
+    const bool fresh = ft.at_start(k0);  // info starts here
+    const int nb = min(kPanel, n - k0);
+    const int64_t off = lay.origin(b) + static_cast<int64_t>(k0) * n + k0;
+    const T* in = (ft.panel_fresh(step, k0) ? ft.a : L) + off;
+    for (int r = 0; r < nb; ++r) s[r * PITCH + lane] = lane <= r ? in[int64_t(r) * n + lane] : T(0);
+    __syncwarp();
+    // Rows past nb: identity (they factor to themselves and never touch rows < nb).
+    T a[kPanel];
 #pragma unroll
-  for (int j = 0; j < kPanel; ++j) a[j] = lane < nb ? s[lane * PITCH + j] : T(j == lane ? 1 : 0);
-  if constexpr (std::is_floating_point_v<T>) {  // left mode is for real types
-    if (const int prior = ft.prior_panels(step, k0); prior > 0)
-      diag_left_update(a, s, L + lay.origin(b), n, k0, nb, prior);
-  }
-  int inf;
-  if constexpr (std::is_floating_point_v<T>) {
-    __syncwarp();  // the rows are read before the chain's column buffer overwrites them
-    T rdiag;
-    inf = potrf_rows_chain(a, s, rdiag);
+    for (int j = 0; j < kPanel; ++j) a[j] = lane < nb ? s[lane * PITCH + j] : T(j == lane ? 1 : 0);
+    if constexpr (std::is_floating_point_v<T>) {  // left mode is for real types
+      if (const int prior = ft.prior_panels(step, k0); prior > 0)
+        diag_left_update(a, s, L + lay.origin(b), n, k0, nb, prior);
+    }
+    int inf;
+    if constexpr (std::is_floating_point_v<T>) {
+      __syncwarp();  // the rows are read before the chain's column buffer overwrites them
+      T rdiag;
+      inf = potrf_rows_chain(a, s, rdiag);
+    } else {
+      inf = potrf_rows_in_registers<T, kPanel>(a, lane, nb);
+    }
+    __syncwarp();  // every row is read before the factor overwrites it
+#pragma unroll
+    for (int j = 0; j < kPanel; ++j) s[lane * PITCH + j] = a[j];
+    __syncwarp();
+    T* out = L + off;
+    if (lane < nb) {
+      for (int r = 0; r < nb; ++r) out[int64_t(r) * n + lane] = lane <= r ? s[r * PITCH + lane] : T(0);
+    }
+    if (lane == 0) {
+      if (fresh)
+        info[b] = inf != 0 ? k0 + inf : 0;
+      else if (inf != 0 && info[b] == 0)
+        info[b] = k0 + inf;
+    }
+  };
+  const int64_t w = static_cast<int64_t>(blockIdx.x) * diag_warps<T>() + threadIdx.x / 32;
+  if constexpr (Layout::kListed) {
+    listed_items(lay, w, int64_t(gridDim.x) * diag_warps<T>(), 1, body, [] { __syncwarp(); });
   } else {
-    inf = potrf_rows_in_registers<T, kPanel>(a, lane, nb);
-  }
-  __syncwarp();  // every row is read before the factor overwrites it
-#pragma unroll
-  for (int j = 0; j < kPanel; ++j) s[lane * PITCH + j] = a[j];
-  __syncwarp();
-  T* out = L + off;
-  if (lane < nb) {
-    for (int r = 0; r < nb; ++r) out[int64_t(r) * n + lane] = lane <= r ? s[r * PITCH + lane] : T(0);
-  }
-  if (lane == 0) {
-    if (fresh)
-      info[b] = inf != 0 ? k0 + inf : 0;
-    else if (inf != 0 && info[b] == 0)
-      info[b] = k0 + inf;
+    if (w >= batch) return;  // whole warps
+    body(w, 0);
   }
 }
 
@@ -250,100 +262,110 @@ __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
   // lt[j * 32 + q] = L11(q, j) for q > j, and 1 / L11(j, j) at q = j.
   T* lt = reinterpret_cast<T*>(lt_raw);
   T* xs = reinterpret_cast<T*>(xs_raw);  // the block's rows, pitch 33
-  const int64_t b = blockIdx.x;
-  int n, k0;
-  if (!panel_of(lay, b, step, n, k0)) return;
-  const int r0 = k0 + kPanel + int(blockIdx.y) * ROWS;
-  if (r0 >= n) return;  // uniform over the block
-  const int rows = min(ROWS, n - r0);
-  T* m = L + lay.origin(b);
-  const auto fill_lt = [&] {
-    for (int e = threadIdx.x; e < kPanel * kPanel; e += ROWS) {
-      const int q = e / kPanel, j = e % kPanel;
-      if (j < q) lt[j * kPanel + q] = m[static_cast<int64_t>(k0 + q) * n + k0 + j];
-      if (j == q) {
-        lt[j * (kPanel + 1)] = T(real_t<T>(1) / real_(m[static_cast<int64_t>(k0 + q) * n + k0 + j]));
+  const auto body = [&](int64_t b, int) {
+    int n, k0;
+    if (!panel_of(lay, b, step, n, k0)) return;
+    const int r0 = k0 + kPanel + int(blockIdx.y) * ROWS;
+    if (r0 >= n) return;  // uniform over the block
+    const int rows = min(ROWS, n - r0);
+    T* m = L + lay.origin(b);
+    const auto fill_lt = [&] {
+      for (int e = threadIdx.x; e < kPanel * kPanel; e += ROWS) {
+        const int q = e / kPanel, j = e % kPanel;
+        if (j < q) lt[j * kPanel + q] = m[static_cast<int64_t>(k0 + q) * n + k0 + j];
+        if (j == q) {
+          lt[j * (kPanel + 1)] = T(real_t<T>(1) / real_(m[static_cast<int64_t>(k0 + q) * n + k0 + j]));
+        }
+      }
+    };
+    const int prior = ft.prior_panels(step, k0);
+    if (prior == 0) fill_lt();  // its loads overlap the rows'
+
+    // Thread t copies column t % 32 of rows t / 32 + i ROWS / 32.
+    constexpr int kStride = ROWS / kPanel;
+    const int c = threadIdx.x % kPanel, rr = threadIdx.x / kPanel;
+    const int64_t seg = static_cast<int64_t>(r0) * n + k0 + c;
+    const T* src = (ft.panel_fresh(step, k0) ? ft.a + lay.origin(b) : m) + seg;
+    if constexpr (std::is_floating_point_v<T>) {
+      // All 32 loads in flight before the first store: with the loop unrolled by 8 the
+      // block waited for four round trips to memory (float64 n = 512: 9.88 -> 9.64 ms,
+      // H200); the complex types keep the loop (complex<double> n = 200 measured no gain).
+      PanelRowStage<T, ROWS, kPanel> stage;
+      stage.load(src, rows, n, 0);
+      stage.store(xs, 0);
+      if (prior > 0) {  // uniform over the block
+        __syncthreads();
+        T* row = xs + threadIdx.x * PITCH;
+        T x[kPanel];
+#pragma unroll
+        for (int j = 0; j < kPanel; ++j) x[j] = row[j];
+        panel_left_update<T, ROWS>(x, xs, lt, m, n, r0, rows, k0, prior);
+        __syncthreads();  // the last panel's xs and W read
+#pragma unroll
+        for (int j = 0; j < kPanel; ++j) row[j] = x[j];
+        fill_lt();
+      }
+    } else {
+#pragma unroll 8
+      for (int i = 0; i < kPanel; ++i) {
+        const int r = rr + i * kStride;
+        xs[r * PITCH + c] = r < rows ? src[static_cast<int64_t>(r) * n] : T(0);
       }
     }
-  };
-  const int prior = ft.prior_panels(step, k0);
-  if (prior == 0) fill_lt();  // its loads overlap the rows'
-
-  // Thread t copies column t % 32 of rows t / 32 + i ROWS / 32.
-  constexpr int kStride = ROWS / kPanel;
-  const int c = threadIdx.x % kPanel, rr = threadIdx.x / kPanel;
-  const int64_t seg = static_cast<int64_t>(r0) * n + k0 + c;
-  const T* src = (ft.panel_fresh(step, k0) ? ft.a + lay.origin(b) : m) + seg;
-  if constexpr (std::is_floating_point_v<T>) {
-    // All 32 loads in flight before the first store: with the loop unrolled by 8 the
-    // block waited for four round trips to memory (float64 n = 512: 9.88 -> 9.64 ms,
-    // H200); the complex types keep the loop (complex<double> n = 200 measured no gain).
-    PanelRowStage<T, ROWS, kPanel> stage;
-    stage.load(src, rows, n, 0);
-    stage.store(xs, 0);
-    if (prior > 0) {  // uniform over the block
-      __syncthreads();
+    __syncthreads();
+    if (int(threadIdx.x) < rows) {
       T* row = xs + threadIdx.x * PITCH;
       T x[kPanel];
 #pragma unroll
       for (int j = 0; j < kPanel; ++j) x[j] = row[j];
-      panel_left_update<T, ROWS>(x, xs, lt, m, n, r0, rows, k0, prior);
-      __syncthreads();  // the last panel's xs and W read
+#pragma unroll
+      for (int j = 0; j < kPanel; ++j) {
+        x[j] *= lt[j * (kPanel + 1)];
+#pragma unroll
+        for (int q = j + 1; q < kPanel; ++q) x[q] -= mul_conj(x[j], lt[j * kPanel + q]);
+      }
 #pragma unroll
       for (int j = 0; j < kPanel; ++j) row[j] = x[j];
-      fill_lt();
     }
-  } else {
-#pragma unroll 8
+    __syncthreads();
+    T* dst = m + seg;
+#pragma unroll
     for (int i = 0; i < kPanel; ++i) {
       const int r = rr + i * kStride;
-      xs[r * PITCH + c] = r < rows ? src[static_cast<int64_t>(r) * n] : T(0);
+      if (r < rows) dst[static_cast<int64_t>(r) * n] = xs[r * PITCH + c];
     }
-  }
-  __syncthreads();
-  if (int(threadIdx.x) < rows) {
-    T* row = xs + threadIdx.x * PITCH;
-    T x[kPanel];
-#pragma unroll
-    for (int j = 0; j < kPanel; ++j) x[j] = row[j];
-#pragma unroll
-    for (int j = 0; j < kPanel; ++j) {
-      x[j] *= lt[j * (kPanel + 1)];
-#pragma unroll
-      for (int q = j + 1; q < kPanel; ++q) x[q] -= mul_conj(x[j], lt[j * kPanel + q]);
-    }
-#pragma unroll
-    for (int j = 0; j < kPanel; ++j) row[j] = x[j];
-  }
-  __syncthreads();
-  T* dst = m + seg;
-#pragma unroll
-  for (int i = 0; i < kPanel; ++i) {
-    const int r = rr + i * kStride;
-    if (r < rows) dst[static_cast<int64_t>(r) * n] = xs[r * PITCH + c];
-  }
-  if (ft.a && int(threadIdx.x) < rows) {
-    T* z = m + static_cast<int64_t>(k0) * n + r0 + threadIdx.x;
+    if (ft.a && int(threadIdx.x) < rows) {
+      T* z = m + static_cast<int64_t>(k0) * n + r0 + threadIdx.x;
 #pragma unroll 8
-    for (int i = 0; i < kPanel; ++i) z[static_cast<int64_t>(i) * n] = T(0);
-  }
+      for (int i = 0; i < kPanel; ++i) z[static_cast<int64_t>(i) * n] = T(0);
+    }
+  };
+  if constexpr (Layout::kListed)
+    listed_items(lay, blockIdx.x, gridDim.x, 1, body, [] { __syncthreads(); });
+  else
+    body(blockIdx.x, 0);
 }
 
 // For upper results: moves the lower factor to the upper triangle (U = L^T).
 template <typename T, typename Layout>
 __global__ void blocked_to_upper_kernel(T* __restrict__ L, Layout lay) {
-  const int64_t b = blockIdx.x;
-  if (!lay.mine(b) || !lay.valid(b)) return;
-  const int n = lay.size(b);
-  const int64_t base = lay.origin(b);
-  const int64_t nn = static_cast<int64_t>(n) * n;
-  for (int64_t e = threadIdx.x; e < nn; e += blockDim.x) {
-    const int i = static_cast<int>(e / n), j = static_cast<int>(e - static_cast<int64_t>(i) * n);
-    if (j < i) {
-      L[base + static_cast<int64_t>(j) * n + i] = L[base + e];
-      L[base + e] = T(0);
+  const auto body = [&](int64_t b, int) {
+    if (!lay.mine(b) || !lay.valid(b)) return;
+    const int n = lay.size(b);
+    const int64_t base = lay.origin(b);
+    const int64_t nn = static_cast<int64_t>(n) * n;
+    for (int64_t e = threadIdx.x; e < nn; e += blockDim.x) {
+      const int i = static_cast<int>(e / n), j = static_cast<int>(e - static_cast<int64_t>(i) * n);
+      if (j < i) {
+        L[base + static_cast<int64_t>(j) * n + i] = L[base + e];
+        L[base + e] = T(0);
+      }
     }
-  }
+  };
+  if constexpr (Layout::kListed)
+    listed_items(lay, blockIdx.x, gridDim.x, 1, body, [] {});
+  else
+    body(blockIdx.x, 0);
 }
 
 }  // namespace cuda

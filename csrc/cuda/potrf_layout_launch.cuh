@@ -115,6 +115,25 @@ bool blocked_left_groups() {
   }
 }
 
+// Blocks of a blocked-family launch that wants `needed` (a block per work item of every
+// matrix of the batch): all of them, or for a listed layout (batch_layout.cuh), whose
+// blocks loop over the items of the matrices on its list, at most kListedWaves waves of
+// the kernel's residency.
+constexpr int kListedWaves = 2;
+template <typename Layout, typename Kernel>
+int64_t blocked_grid(Kernel kernel, int threads, int64_t needed) {
+  if constexpr (!Layout::kListed) {
+    return needed;
+  } else {
+    return resident_grid(kListedWaves * resident_per_sm_cached(kernel, threads, 0), needed);
+  }
+}
+
+template <typename Layout, typename Kernel>
+unsigned blocked_grid_u(Kernel kernel, int threads, int64_t needed) {
+  return static_cast<unsigned>(blocked_grid<Layout>(kernel, threads, needed));
+}
+
 // One update launch of `tiles` tile slots per matrix. The grid runs a matrix's tiles
 // next to each other: they share the matrix's slices of L21, which then come from L2.
 // With the batch outermost in the schedule (grid (batch, tiles)) every tile's slices came
@@ -124,6 +143,14 @@ template <typename T, typename Layout>
 void launch_blocked_update(FirstTouch<T> ft, T* L, int64_t batch, Layout lay, int step,
                            int rank_panels, int col_span, int col_tiles, int tiles,
                            cudaStream_t stream) {
+  if constexpr (Layout::kListed) {
+    auto kernel = blocked_update_kernel<T, Layout>;
+    const unsigned grid = blocked_grid_u<Layout>(kernel, kUpdateThreads, batch * tiles);
+    kernel<<<grid, kUpdateThreads, 0, stream>>>(ft, L, lay, step, rank_panels, col_span,
+                                                col_tiles, tiles, 0);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
   const int64_t chunk = std::numeric_limits<int32_t>::max() / tiles;
   for (int64_t b0 = 0; b0 < batch; b0 += chunk) {
     const int64_t count = std::min(chunk, batch - b0);
@@ -158,22 +185,28 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
   const int group = blocked_group_panels<T>(max_n, left);
   const FirstTouch<T> ft{upper ? nullptr : A, group, steps, left};
   if (upper) {
-    blocked_init_kernel<T><<<batch, 256, 0, stream>>>(A, L, info, lay, upper);
+    auto kernel = blocked_init_kernel<T, Layout>;
+    kernel<<<blocked_grid_u<Layout>(kernel, 256, batch), 256, 0, stream>>>(A, L, info, lay, upper);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   // At least one step: the step-0 diagonal launch also sets the info of the matrices
   // that no panel reaches, which may be all of them (max_n = 0, every matrix invalid).
   for (int step = 0; step < std::max(steps, 1); ++step) {
-    blocked_diag_kernel<T><<<ceil_div(batch, diag_warps<T>()), 32 * diag_warps<T>(), 0, stream>>>(
-        ft, L, info, batch, lay, step);
+    auto diag = blocked_diag_kernel<T, Layout>;
+    diag<<<blocked_grid_u<Layout>(diag, 32 * diag_warps<T>(), ceil_div(batch, diag_warps<T>())),
+           32 * diag_warps<T>(), 0, stream>>>(ft, L, info, batch, lay, step);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     // Rows below this step's panel, for the matrix that has the most: with lazy
     // starts every matrix is at most (steps - step - 1) panels from its end.
     const int rest = std::max(max_n, steps * kPanel * int(lay.first_step_varies())) -
                      (step + 1) * kPanel;
     if (rest <= 0) continue;
-    blocked_panel_kernel<T><<<dim3(batch, ceil_div(rest, panel_rows<T>())), panel_rows<T>(), 0,
-                              stream>>>(ft, L, lay, step);
+    const unsigned chunks = ceil_div(rest, panel_rows<T>());
+    auto panel = blocked_panel_kernel<T, Layout>;
+    unsigned slots = static_cast<unsigned>(batch);
+    if constexpr (Layout::kListed)
+      slots = std::max(1u, blocked_grid_u<Layout>(panel, panel_rows<T>(), batch * chunks) / chunks);
+    panel<<<dim3(slots, chunks), panel_rows<T>(), 0, stream>>>(ft, L, lay, step);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     const int row_tiles = (rest + tile - 1) / tile;
     const int group_end = std::min(steps, (step / group + 1) * group);
@@ -190,7 +223,8 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
     }
   }
   if (upper) {
-    blocked_to_upper_kernel<T><<<batch, 256, 0, stream>>>(L, lay);
+    auto kernel = blocked_to_upper_kernel<T, Layout>;
+    kernel<<<blocked_grid_u<Layout>(kernel, 256, batch), 256, 0, stream>>>(L, lay);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 }

@@ -77,6 +77,17 @@ int tile_share_hi(int max_n) {
   return hi > kSmallBin && tile_fits(hi, sizeof(T)) ? hi : 0;
 }
 
+// Whether binned's lazy blocked launches go over a device-side list of the matrices past
+// kSmallBin (ListedLayout, batch_layout.cuh) instead of grids with a slot for every
+// matrix of the batch: where the grouping holds their sizes (at most kMaxTileGroups
+// tile counts: max_n <= 544). BATCHCHOL_RAGGED_LISTED=0 turns it off (A/B; read at
+// every call).
+bool ragged_listed_blocked(int max_n) {
+  const char* env = std::getenv("BATCHCHOL_RAGGED_LISTED");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  return (max_n + 31) / 32 - 1 <= kMaxTileGroups;
+}
+
 template <typename T>
 bool ragged_kernel_applies(RaggedKernel k, int max_n) {
   switch (k) {
@@ -182,21 +193,23 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
 // n = 64), the others to the tile family, one launch per group, or with `one` a single
 // tile launch for all of its groups. Also writes the info of the matrices of size 0 and
 // of those with invalid metadata. With `tail`, the caller's launches for the sizes past
-// hi (lazy blocked, `tail(stream)`). Every launch touches its own matrices only, so they
+// hi (lazy blocked, `tail(stream, groups)`); with `listed` the sizes kSmallBin + 1 .. hi
+// go to the tail too, grouped (the groups' list for a ListedLayout) instead of to the
+// wide and tile launches. Every launch touches its own matrices only, so they
 // go over `width` streams (stream_fanout.h), largest sizes first, the first alone on the
 // caller's stream: on one stream each launch waits for the tail of the one before, and
 // the small ones leave most of the GPU idle.
 template <typename T, typename Tail>
 void launch_size_groups(const T* A, T* L, int* info, const RaggedBatch& rb, int warp_hi, int hi,
-                        bool one, bool upper, int width, const Tail* tail) {
+                        bool one, bool upper, int width, const Tail* tail, bool listed = false) {
   if constexpr (warp_serves<T>()) {
     // The grouping goes on the caller's stream, before the fork.
     const SizeGroups sg = group_by_size(rb, warp_hi, kSmallBin + 1, hi, info);
     const StreamFanout fan(width);
     const LaunchStreams& streams = fan.streams();
     int next = 0;
-    if (tail) (*tail)(streams.pole_first(next++));
-    launch_groups_of_sizes(A, L, info, rb, sg, one, upper, streams, next);
+    if (tail) (*tail)(streams.pole_first(next++), sg);
+    if (!listed) launch_groups_of_sizes(A, L, info, rb, sg, one, upper, streams, next);
     // The warp part's launches: over the streams where they are all there is, else
     // together on one (they are short beside the other launches).
     const bool warp_only = sg.groups == 0 && tail == nullptr;
@@ -219,7 +232,7 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
   const int width = ragged_stream_width(max_n > kSmallBin ? kRaggedStreams : 1);
   // The lazy blocked launches, passed to launch_size_groups as its tail (a lambda by
   // pointer: no std::function and its allocation per call).
-  using NoTail = void (*)(cudaStream_t);
+  using NoTail = void (*)(cudaStream_t, const SizeGroups&);
   switch (k) {
     case RaggedKernel::kWarp:
       return launch_size_groups<T, NoTail>(A, L, info, rb, max_n, /*hi=*/0, false, upper,
@@ -239,14 +252,27 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
       lay.lo = kSmallBin + 1;
       lay.steps = (max_n + kPanel - 1) / kPanel;
       lay.lazy = true;
-      const auto lazy = [&](cudaStream_t s) {
+      const auto lazy = [&](cudaStream_t s, const SizeGroups&) {
         launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, s);
       };
       if constexpr (warp_serves<T>()) {
-        return launch_size_groups(A, L, info, rb, kSmallBin, /*hi=*/0, false, upper, width, &lazy);
+        if (!ragged_listed_blocked(max_n))
+          return launch_size_groups(A, L, info, rb, kSmallBin, /*hi=*/0, false, upper, width,
+                                    &lazy);
+        // The lazy blocked launches over the list of the matrices past kSmallBin.
+        const auto listed = [&](cudaStream_t s, const SizeGroups& sg) {
+          ListedLayout ll;
+          static_cast<RaggedLayout&>(ll) = lay;
+          ll.counts = sg.counts();
+          ll.list = sg.list();
+          ll.groups = sg.groups;
+          launch_blocked_layout(A, L, info, rb.count, ll, max_n, upper, s);
+        };
+        return launch_size_groups(A, L, info, rb, kSmallBin, max_n, false, upper, width, &listed,
+                                  /*listed=*/true);
       } else {
         launch_registers_bins(A, L, info, rb.count, small, kSmallBin, upper, stream);
-        return lazy(stream);
+        return lazy(stream, SizeGroups{});
       }
     }
     case RaggedKernel::kTile:
@@ -255,7 +281,7 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
       lay.lo = hi + 1;
       lay.steps = (max_n + kPanel - 1) / kPanel;
       lay.lazy = true;
-      const auto lazy = [&](cudaStream_t s) {
+      const auto lazy = [&](cudaStream_t s, const SizeGroups&) {
         launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, s);
       };
       return launch_size_groups(A, L, info, rb, kSmallBin, hi,
