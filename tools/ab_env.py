@@ -6,7 +6,10 @@
     python3 tools/ab_env.py BATCHCHOL_BLOCKED_LEFT potrf:float32:512 --arms 0,1
 
 Each case is op:dtype:n with op potrf (lower) or posv (posv_solve, one right-hand side),
-bench_fixed's batch and inputs. The two arms alternate for --rounds rounds (CUDA events,
+bench_fixed's batch and inputs, or vpotrf:dtype:dist:nmax:batch, potrf_vbatched on
+bench_vbatched's batch of that size distribution (seed 0; max_n given, metadata on the GPU):
+    python3 tools/ab_env.py BATCHCHOL_RAGGED_LISTED vpotrf:float64:skewed:512:5000 --arms ,0
+(an empty value in --arms: unset). The two arms alternate for --rounds rounds (CUDA events,
 benchmarks/common.median_ms each), so the machine's drift hits both alike; the table
 shows the best round of each arm (lower factor; "old": switch unset, "new": set to 1, or the
 two values of --arms) and whether both
@@ -23,6 +26,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
 import common  # noqa: E402
 from bench_fixed import cost, default_batch, make_spd  # noqa: E402
+from bench_vbatched import make_batch, sample_sizes  # noqa: E402
 
 import torch_batchchol  # noqa: F401,E402
 
@@ -57,12 +61,13 @@ def same_outputs(var, arms, fn):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("var", help="the environment variable the switch reads")
-    ap.add_argument("cases", nargs="+", help="op:dtype:n (op: potrf | posv)")
+    ap.add_argument("cases", nargs="+",
+                    help="op:dtype:n (op: potrf | posv) or vpotrf:dtype:dist:nmax:batch")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--arms", default=None,
                     help="OLD,NEW: the switch's values for the two arms (default: unset, 1)")
     args = ap.parse_args()
-    arms = tuple(args.arms.split(",")) if args.arms else (None, "1")
+    arms = tuple(a or None for a in args.arms.split(",")) if args.arms else (None, "1")
     if len(arms) != 2:
         sys.exit("--arms takes two values, OLD,NEW")
     if args.var in os.environ:
@@ -71,25 +76,39 @@ def main():
     bw = common.copy_bandwidth(dev)
     print(f"device {torch.cuda.get_device_name()} | copy bandwidth {bw / 1e9:.1f} GB/s | "
           f"{args.rounds} rounds, best of each arm", flush=True)
-    print(f"{'case':22s} {'batch':>8s} {'old ms':>9s} {'new ms':>9s} {'old/new':>8s} "
+    print(f"{'case':32s} {'batch':>8s} {'old ms':>9s} {'new ms':>9s} {'old/new':>8s} "
           f"{'roofline':>9s}  same (lower, upper)")
     for case in args.cases:
-        op, dname, n = case.split(":")
-        if op not in ("potrf", "posv"):
-            sys.exit(f"unknown op {op!r} in {case!r}")
-        n, dtype = int(n), getattr(torch, dname)
-        batch = default_batch(op, n, dtype)
-        A = make_spd(batch, n, dtype, dev)
-        lower, upper = calls(op, A, False), calls(op, A, True)
+        op, dname, *rest = case.split(":")
+        if op not in ("potrf", "posv", "vpotrf") or len(rest) != (3 if op == "vpotrf" else 1):
+            sys.exit(f"bad case {case!r}: op:dtype:n or vpotrf:dtype:dist:nmax:batch")
+        dtype = getattr(torch, dname)
+        if op == "vpotrf":
+            dist, nmax, batch = rest[0], int(rest[1]), int(rest[2])
+            sizes = sample_sizes(dist, nmax, batch, torch.Generator().manual_seed(0))
+            A, nd, od = make_batch(sizes, dtype, dev)
+            max_n = int(sizes.max())
+
+            def vcall(up, A=A, nd=nd, od=od, max_n=max_n):
+                return lambda: ops.potrf_vbatched(A, nd, od, max_n, up)
+
+            lower, upper = vcall(False), vcall(True)
+        else:
+            n = int(rest[0])
+            batch = default_batch(op, n, dtype)
+            A = make_spd(batch, n, dtype, dev)
+            lower, upper = calls(op, A, False), calls(op, A, True)
         same = (same_outputs(args.var, arms, lower), same_outputs(args.var, arms, upper))
         old, new = [], []
         for _ in range(args.rounds):
             old.append(with_env(args.var, arms[0], lambda: common.median_ms(lower)))
             new.append(with_env(args.var, arms[1], lambda: common.median_ms(lower)))
-        nbytes, _ = cost(op, n, 1, A.element_size())
-        roof_ms = nbytes * batch / bw * 1e3
-        print(f"{case:22s} {batch:8d} {min(old):9.4f} {min(new):9.4f} {min(old) / min(new):8.3f} "
-              f"{roof_ms / min(new):9.2f}  {same}", flush=True)
+        roof = "-"
+        if op != "vpotrf":
+            nbytes, _ = cost(op, n, 1, A.element_size())
+            roof = f"{nbytes * batch / bw * 1e3 / min(new):.2f}"
+        print(f"{case:32s} {batch:8d} {min(old):9.4f} {min(new):9.4f} {min(old) / min(new):8.3f} "
+              f"{roof:>9s}  {same}", flush=True)
         del A
         torch.cuda.empty_cache()
 
