@@ -302,8 +302,9 @@ def listed_workload(quick):
     them than the capped grids have slots (4,500 of orders 33..72 and one of 300, amid
     orders 0..32), so that the diagonal, panel and update blocks and warps loop over the
     list and reuse their shared memory; lower and upper, float32 and float64. --quick
-    (racecheck's pace): float64 lower factors of 3,300 matrices of orders 33..40 (past
-    an H100's two waves of the diagonal kernel's warps) and one of 300."""
+    (racecheck's pace): float64 lower factors of 3,300 matrices of orders 33..40 and one
+    of 300 (past two waves of the diagonal kernel's warps where three of its blocks fit
+    an SM of an H100's 132, as its 168 registers allow)."""
     import os
 
     from torch_batchchol import ragged
@@ -315,6 +316,7 @@ def listed_workload(quick):
                        torch.randint(33, hi + 1, (many,), generator=g), torch.tensor([300])])
     sizes = sizes[torch.randperm(len(sizes), generator=g)].tolist()
     os.environ["BATCHCHOL_VBATCHED_KERNEL"] = "binned"
+    os.environ.pop("BATCHCHOL_RAGGED_LISTED", None)  # =0 would run the whole-batch grids
     for dtype in (torch.float64,) if quick else (torch.float32, torch.float64):
         r = ragged.pack([torch.eye(n, dtype=dtype, device="cuda") * (n + 1) +
                          torch.rand(n, n, dtype=dtype, device="cuda") for n in sizes])

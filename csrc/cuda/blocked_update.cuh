@@ -68,7 +68,8 @@ struct UpdateSlices {
 // columns after each panel (strips), and every few panels one update of the rest with
 // all of them, so that the trailing matrix goes through memory once per group of
 // panels instead of once per panel. Block l works on matrix
-// b_first + l / tiles, slot y = l % tiles (launch_blocked_update): col_tiles = 0: y
+// b_first + l / tiles, slot y = l % tiles (launch_blocked_update; a listed layout's
+// blocks take items l, l + gridDim.x, ... of its list the same way): col_tiles = 0: y
 // enumerates the tiles of the lower triangle; otherwise (row tile, column tile) of a
 // strip col_tiles tiles wide. TS x TS outputs per thread on the FMA path; float64 runs
 // the products on the MMAs instead from sm_80 (update_dmma.cuh: 16 x 32 outputs per warp). The

@@ -126,7 +126,8 @@ __global__ void potrf_shared_kernel(const T* __restrict__ A, T* __restrict__ L,
 // ---- blocked path: L holds the working lower factor (ld = n) -------------------
 
 // L = lower triangle of A (or of A^T for upper), zeros above; info = 0.
-// One block per matrix (grid.x = batch, which may exceed grid.y's 65535 limit).
+// One block per matrix (grid.x = batch, which may exceed grid.y's 65535 limit; a listed
+// layout's blocks loop over its list).
 template <typename T, typename Layout>
 __global__ void blocked_init_kernel(const T* __restrict__ A, T* __restrict__ L,
                                     int* __restrict__ info, Layout lay, bool upper) {

@@ -190,7 +190,8 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   // At least one step: the step-0 diagonal launch also sets the info of the matrices
-  // that no panel reaches, which may be all of them (max_n = 0, every matrix invalid).
+  // that no panel reaches, which may be all of them (max_n = 0, every matrix invalid;
+  // a listed layout holds none: its grouping set their info).
   for (int step = 0; step < std::max(steps, 1); ++step) {
     auto diag = blocked_diag_kernel<T, Layout>;
     diag<<<blocked_grid_u<Layout>(diag, 32 * diag_warps<T>(), ceil_div(batch, diag_warps<T>())),

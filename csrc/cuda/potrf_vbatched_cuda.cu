@@ -12,7 +12,8 @@
 //   lazy        blocked panels, each matrix starting so that all end on the last step
 //   binned      (default for max_n past the tile family's largest order) the warp
 //               family's grouped launches (registers for complex dtypes) for the
-//               matrices with n <= 32 and lazy for the others
+//               matrices with n <= 32 and lazy for the others, over a device-side
+//               list of them for real dtypes up to max_n = 544 (ragged_listed_blocked)
 //   tile        (default for 32 < max_n <= tile_max_n, real dtypes) warp for n <= 32, the wide
 //               family (wide_chol.cuh) up to wide_max_n, the tile family (tile_chol.cuh)
 //               up to tile_max_n, lazy for the rest; the matrices of the warp, wide and
@@ -85,7 +86,7 @@ int tile_share_hi(int max_n) {
 bool ragged_listed_blocked(int max_n) {
   const char* env = std::getenv("BATCHCHOL_RAGGED_LISTED");
   if (env != nullptr && std::strcmp(env, "0") == 0) return false;
-  return (max_n + 31) / 32 - 1 <= kMaxTileGroups;
+  return tile_group_count(kSmallBin + 1, max_n) <= kMaxTileGroups;
 }
 
 template <typename T>

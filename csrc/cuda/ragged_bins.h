@@ -23,6 +23,12 @@ namespace cuda {
 constexpr int kMaxTileGroups = 16;
 constexpr int kMaxSizeGroups = kMaxTileGroups + 16;
 
+// Tile counts ceil(n / 32) of the sizes lo_n..hi_n (at most 0 for hi_n < lo_n): the tile
+// part's groups, at most kMaxTileGroups.
+constexpr int tile_group_count(int lo_n, int hi_n) {
+  return (hi_n + 31) / 32 - (lo_n + 31) / 32 + 1;
+}
+
 // Built on the current stream without a host sync; the order inside a group is
 // unspecified.
 struct SizeGroups {

@@ -92,7 +92,7 @@ __global__ void size_group_place_kernel(const int* __restrict__ sizes,
 
 SizeGroups group_by_size(const RaggedBatch& rb, int warp_hi, int lo_n, int hi_n, int* info) {
   const bool tiles = hi_n >= lo_n;
-  const int tile_counts = (hi_n + 31) / 32 - (lo_n + 31) / 32 + 1;
+  const int tile_counts = tile_group_count(lo_n, hi_n);
   TORCH_CHECK(warp_hi >= 0 && warp_hi <= 32 &&
                   (!tiles || (lo_n > warp_hi && tile_counts <= kMaxTileGroups)),
               "batchchol: bad size groups ", warp_hi, ", ", lo_n, "..", hi_n);
