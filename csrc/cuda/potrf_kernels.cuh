@@ -213,7 +213,8 @@ __global__ void __launch_bounds__(32 * diag_warps<T>())
     __syncwarp();
     T* out = L + off;
     if (lane < nb) {
-      for (int r = 0; r < nb; ++r) out[int64_t(r) * n + lane] = lane <= r ? s[r * PITCH + lane] : T(0);
+      for (int r = 0; r < nb; ++r)
+        out[int64_t(r) * n + lane] = lane <= r ? s[r * PITCH + lane] : T(0);
     }
     if (lane == 0) {
       if (fresh)
@@ -275,7 +276,8 @@ __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
         const int q = e / kPanel, j = e % kPanel;
         if (j < q) lt[j * kPanel + q] = m[static_cast<int64_t>(k0 + q) * n + k0 + j];
         if (j == q) {
-          lt[j * (kPanel + 1)] = T(real_t<T>(1) / real_(m[static_cast<int64_t>(k0 + q) * n + k0 + j]));
+          lt[j * (kPanel + 1)] =
+              T(real_t<T>(1) / real_(m[static_cast<int64_t>(k0 + q) * n + k0 + j]));
         }
       }
     };

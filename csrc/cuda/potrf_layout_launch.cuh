@@ -121,17 +121,13 @@ bool blocked_left_groups() {
 // the kernel's residency.
 constexpr int kListedWaves = 2;
 template <typename Layout, typename Kernel>
-int64_t blocked_grid(Kernel kernel, int threads, int64_t needed) {
+unsigned blocked_grid(Kernel kernel, int threads, int64_t needed) {
   if constexpr (!Layout::kListed) {
-    return needed;
+    return static_cast<unsigned>(needed);
   } else {
-    return resident_grid(kListedWaves * resident_per_sm_cached(kernel, threads, 0), needed);
+    return static_cast<unsigned>(
+        resident_grid(kListedWaves * resident_per_sm_cached(kernel, threads, 0), needed));
   }
-}
-
-template <typename Layout, typename Kernel>
-unsigned blocked_grid_u(Kernel kernel, int threads, int64_t needed) {
-  return static_cast<unsigned>(blocked_grid<Layout>(kernel, threads, needed));
 }
 
 // One update launch of `tiles` tile slots per matrix. The grid runs a matrix's tiles
@@ -145,7 +141,7 @@ void launch_blocked_update(FirstTouch<T> ft, T* L, int64_t batch, Layout lay, in
                            cudaStream_t stream) {
   if constexpr (Layout::kListed) {
     auto kernel = blocked_update_kernel<T, Layout>;
-    const unsigned grid = blocked_grid_u<Layout>(kernel, kUpdateThreads, batch * tiles);
+    const unsigned grid = blocked_grid<Layout>(kernel, kUpdateThreads, batch * tiles);
     kernel<<<grid, kUpdateThreads, 0, stream>>>(ft, L, lay, step, rank_panels, col_span,
                                                 col_tiles, tiles, 0);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -186,7 +182,7 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
   const FirstTouch<T> ft{upper ? nullptr : A, group, steps, left};
   if (upper) {
     auto kernel = blocked_init_kernel<T, Layout>;
-    kernel<<<blocked_grid_u<Layout>(kernel, 256, batch), 256, 0, stream>>>(A, L, info, lay, upper);
+    kernel<<<blocked_grid<Layout>(kernel, 256, batch), 256, 0, stream>>>(A, L, info, lay, upper);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   // At least one step: the step-0 diagonal launch also sets the info of the matrices
@@ -194,7 +190,7 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
   // a listed layout holds none: its grouping set their info).
   for (int step = 0; step < std::max(steps, 1); ++step) {
     auto diag = blocked_diag_kernel<T, Layout>;
-    diag<<<blocked_grid_u<Layout>(diag, 32 * diag_warps<T>(), ceil_div(batch, diag_warps<T>())),
+    diag<<<blocked_grid<Layout>(diag, 32 * diag_warps<T>(), ceil_div(batch, diag_warps<T>())),
            32 * diag_warps<T>(), 0, stream>>>(ft, L, info, batch, lay, step);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     // Rows below this step's panel, for the matrix that has the most: with lazy
@@ -206,7 +202,7 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
     auto panel = blocked_panel_kernel<T, Layout>;
     unsigned slots = static_cast<unsigned>(batch);
     if constexpr (Layout::kListed)
-      slots = std::max(1u, blocked_grid_u<Layout>(panel, panel_rows<T>(), batch * chunks) / chunks);
+      slots = std::max(1u, blocked_grid<Layout>(panel, panel_rows<T>(), batch * chunks) / chunks);
     panel<<<dim3(slots, chunks), panel_rows<T>(), 0, stream>>>(ft, L, lay, step);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     const int row_tiles = (rest + tile - 1) / tile;
@@ -225,7 +221,7 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
   }
   if (upper) {
     auto kernel = blocked_to_upper_kernel<T, Layout>;
-    kernel<<<blocked_grid_u<Layout>(kernel, 256, batch), 256, 0, stream>>>(L, lay);
+    kernel<<<blocked_grid<Layout>(kernel, 256, batch), 256, 0, stream>>>(L, lay);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 }
