@@ -14,6 +14,7 @@ from conftest import (
     assert_solve_residual,
     break_minor,
     cond2,
+    cuda_kernel_names,
     make_spd,
     ops,
     tol,
@@ -210,11 +211,19 @@ def test_potrf_vbatched_cuda_listed_blocked(monkeypatch, dtype, upper, small, la
     monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", "binned")
     for var in ("BATCHCHOL_BLOCKED_GROUP", "BATCHCHOL_BLOCKED_LEFT", "BATCHCHOL_RAGGED_STREAMS"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("BATCHCHOL_RAGGED_LISTED_GRID", raising=False)
     sizes, values, n, offsets, bad = _skewed_case(dtype, small, large, max_n, 7 + max_n)
     out = []
     for listed in ("1", "0"):
         monkeypatch.setenv("BATCHCHOL_RAGGED_LISTED", listed)
-        out.append(ops.potrf_vbatched(values, n, offsets, max_n, upper))
+        run = lambda: out.append(ops.potrf_vbatched(values, n, offsets, max_n, upper))  # noqa: E731
+        # Which layout the blocked kernels ran with, so that a dispatch that quietly
+        # dropped the list (or kept it past 544) does not pass as equal bits.
+        names = cuda_kernel_names(run) if listed == "1" else run()
+        if listed == "1":
+            blocked = [k for k in names if "blocked_" in k]
+            assert blocked, "no blocked launch ran"
+            assert all(("ListedLayout" in k) == (max_n <= 544) for k in blocked), blocked
     (L, info), (L0, info0) = out
     expect = [0] * len(sizes)
     expect[bad] = 40
@@ -230,6 +239,73 @@ def test_potrf_vbatched_cuda_listed_blocked(monkeypatch, dtype, upper, small, la
         raw = values[o.cuda()].view(-1, s, s).cpu()
         A = raw.triu() + raw.triu(1).mT if upper else raw.tril() + raw.tril(-1).mT
         assert_backward_error(A, L[o.cuda()].view(-1, s, s).cpu(), upper, what=f"n={s}")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("cap", ["1", "3"])
+@pytest.mark.parametrize("left", ["0", "1"])
+@pytest.mark.parametrize("upper", [False, True])
+def test_potrf_vbatched_cuda_listed_loops(monkeypatch, dtype, cap, left, upper):
+    # BATCHCHOL_RAGGED_LISTED_GRID caps the listed launches at 1 or 3 blocks, so that
+    # their blocks (the diagonal kernel's warps) loop over a list of a few dozen matrices
+    # on any GPU, refilling the same shared memory for every item: left-looking and strip
+    # updates against the whole-batch grids (BATCHCHOL_RAGGED_LISTED=0), bit for bit.
+    # Two matrices have invalid metadata (negative sizes, one of them among the large):
+    # they stay off the list, get info -1, and their blocks stay zero.
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", "binned")
+    monkeypatch.setenv("BATCHCHOL_BLOCKED_LEFT", left)
+    monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", "3")
+    monkeypatch.delenv("BATCHCHOL_RAGGED_STREAMS", raising=False)
+    sizes, values, n, offsets, bad = _skewed_case(dtype, 40, 30, 200, 11)
+    invalid = [int((sizes <= 32).nonzero()[0]), int((sizes > 32).nonzero()[-1])]
+    invalid = [i for i in invalid if i != bad]
+    n = n.clone()
+    n[invalid] = -3
+    out = []
+    for listed, grid in (("1", cap), ("0", None)):
+        monkeypatch.setenv("BATCHCHOL_RAGGED_LISTED", listed)
+        if grid is None:
+            monkeypatch.delenv("BATCHCHOL_RAGGED_LISTED_GRID", raising=False)
+        else:
+            monkeypatch.setenv("BATCHCHOL_RAGGED_LISTED_GRID", grid)
+        out.append(ops.potrf_vbatched(values, n, offsets, 200, upper))
+    (L, info), (L0, info0) = out
+    expect = [0] * len(sizes)
+    expect[bad] = 40
+    for i in invalid:
+        expect[i] = -1
+    assert info.tolist() == expect
+    assert torch.equal(info, info0)
+    torch.testing.assert_close(L, L0, rtol=0, atol=0, equal_nan=True)
+    for i in invalid:
+        o = int(offsets[i])
+        assert (L[o : o + int(sizes[i]) ** 2] == 0).all()
+    for i in (sizes > 32).nonzero().view(-1).tolist():
+        if i == bad or i in invalid:
+            continue
+        s, o = int(sizes[i]), int(offsets[i])
+        raw = values[o : o + s * s].view(s, s).cpu()
+        A = raw.triu() + raw.triu(1).mT if upper else raw.tril() + raw.tril(-1).mT
+        assert_backward_error(A, L[o : o + s * s].view(s, s).cpu(), upper, what=f"n={s}")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("value", ["0", "-2", "abc", "3x", "99999999999"])
+def test_potrf_vbatched_cuda_listed_grid_bad_value(monkeypatch, value):
+    # The switch is parsed strictly: a value that is not a positive integer fails before
+    # any launch instead of being read as some other cap.
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", "binned")
+    monkeypatch.delenv("BATCHCHOL_RAGGED_LISTED", raising=False)
+    monkeypatch.setenv("BATCHCHOL_RAGGED_LISTED_GRID", value)
+    c = RaggedCase([40, 3, 70], torch.float64, "cuda")
+    with pytest.raises(ValueError, match="BATCHCHOL_RAGGED_LISTED_GRID must be a positive integer"):
+        ops.potrf_vbatched(c.A, c.n, c.offsets, None, False)
+    monkeypatch.setenv("BATCHCHOL_RAGGED_LISTED_GRID", "2")
+    L, info = ops.potrf_vbatched(c.A, c.n, c.offsets, None, False)
+    assert info.tolist() == [0, 0, 0]
+    for A, Li in zip(c.spd, blocks_of(L, c.sizes, c.offsets)):
+        assert_backward_error(A, Li, False)
 
 
 @pytest.mark.cuda

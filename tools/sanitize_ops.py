@@ -302,28 +302,34 @@ def listed_workload(quick):
     them than the capped grids have slots (4,500 of orders 33..72 and one of 300, amid
     orders 0..32), so that the diagonal, panel and update blocks and warps loop over the
     list and reuse their shared memory; lower and upper, float32 and float64. --quick
-    (racecheck's pace): float64 lower factors of 3,300 matrices of orders 33..40 and one
-    of 300 (past two waves of the diagonal kernel's warps where three of its blocks fit
-    an SM of an H100's 132, as its 168 registers allow)."""
+    (racecheck's pace: it spent minutes on the thousands of matrices an H100's capped
+    grids need before they loop): 40 matrices of orders 33..72 and one of 300, with the
+    grids capped at 2 blocks (BATCHCHOL_RAGGED_LISTED_GRID), both dtypes, lower and upper,
+    left-looking and strip updates."""
     import os
 
     from torch_batchchol import ragged
 
     ops = torch.ops.batchchol
     g = torch.Generator().manual_seed(3)
-    many, hi = (3300, 40) if quick else (4500, 72)
-    sizes = torch.cat([torch.randint(0, 33, (400,), generator=g),
-                       torch.randint(33, hi + 1, (many,), generator=g), torch.tensor([300])])
+    many, small = (40, 20) if quick else (4500, 400)
+    sizes = torch.cat([torch.randint(0, 33, (small,), generator=g),
+                       torch.randint(33, 73, (many,), generator=g), torch.tensor([300])])
     sizes = sizes[torch.randperm(len(sizes), generator=g)].tolist()
     os.environ["BATCHCHOL_VBATCHED_KERNEL"] = "binned"
     os.environ.pop("BATCHCHOL_RAGGED_LISTED", None)  # =0 would run the whole-batch grids
-    for dtype in (torch.float64,) if quick else (torch.float32, torch.float64):
+    if quick:
+        os.environ["BATCHCHOL_RAGGED_LISTED_GRID"] = "2"
+    for dtype in (torch.float32, torch.float64):
         r = ragged.pack([torch.eye(n, dtype=dtype, device="cuda") * (n + 1) +
                          torch.rand(n, n, dtype=dtype, device="cuda") for n in sizes])
-        for upper in (False,) if quick else (False, True):
-            ops.potrf_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), 300, upper)
+        for left in ("1", "0") if quick else ("1",):
+            os.environ["BATCHCHOL_BLOCKED_LEFT"] = left
+            for upper in (False, True):
+                ops.potrf_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), 300, upper)
         torch.cuda.synchronize()
-    os.environ.pop("BATCHCHOL_VBATCHED_KERNEL")
+    for var in ("BATCHCHOL_VBATCHED_KERNEL", "BATCHCHOL_RAGGED_LISTED_GRID", "BATCHCHOL_BLOCKED_LEFT"):
+        os.environ.pop(var, None)
 
 
 def ragged_workload(dtypes, quick):

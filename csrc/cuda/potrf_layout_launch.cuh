@@ -5,6 +5,8 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <limits>
 #include <type_traits>
@@ -115,18 +117,35 @@ bool blocked_left_groups() {
   }
 }
 
+// BATCHCHOL_RAGGED_LISTED_GRID = N (a positive integer; read at every call) caps the
+// listed launches' grids at N blocks (the panel launch keeps one slot per row chunk), so
+// that a test or compute-sanitizer sees blocks and warps loop over a list of a few
+// dozen matrices on any GPU; racecheck spent minutes on the thousands that the capped
+// grids of an H100 need before they loop. Unset: no cap beyond blocked_grid's waves.
+inline int64_t listed_grid_cap() {
+  const char* env = std::getenv("BATCHCHOL_RAGGED_LISTED_GRID");
+  if (env == nullptr || *env == '\0') return std::numeric_limits<int64_t>::max();
+  char* end = nullptr;
+  errno = 0;
+  const long long cap = std::strtoll(env, &end, 10);
+  TORCH_CHECK_VALUE(errno == 0 && *end == '\0' && cap >= 1 && cap <= INT32_MAX,
+                    "BATCHCHOL_RAGGED_LISTED_GRID must be a positive integer, got '", env, "'");
+  return cap;
+}
+
 // Blocks of a blocked-family launch that wants `needed` (a block per work item of every
 // matrix of the batch): all of them, or for a listed layout (batch_layout.cuh), whose
 // blocks loop over the items of the matrices on its list, at most kListedWaves waves of
-// the kernel's residency.
+// the kernel's residency (and listed_grid_cap()).
 constexpr int kListedWaves = 2;
 template <typename Layout, typename Kernel>
 unsigned blocked_grid(Kernel kernel, int threads, int64_t needed) {
   if constexpr (!Layout::kListed) {
     return static_cast<unsigned>(needed);
   } else {
-    return static_cast<unsigned>(
-        resident_grid(kListedWaves * resident_per_sm_cached(kernel, threads, 0), needed));
+    const int64_t grid =
+        resident_grid(kListedWaves * resident_per_sm_cached(kernel, threads, 0), needed);
+    return static_cast<unsigned>(std::min(grid, listed_grid_cap()));
   }
 }
 

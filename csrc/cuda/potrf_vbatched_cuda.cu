@@ -260,7 +260,9 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
         if (!ragged_listed_blocked(max_n))
           return launch_size_groups(A, L, info, rb, kSmallBin, /*hi=*/0, false, upper, width,
                                     &lazy);
-        // The lazy blocked launches over the list of the matrices past kSmallBin.
+        // The lazy blocked launches over the list of the matrices past kSmallBin. A bad
+        // BATCHCHOL_RAGGED_LISTED_GRID fails here, before any launch.
+        listed_grid_cap();
         const auto listed = [&](cudaStream_t s, const SizeGroups& sg) {
           ListedLayout ll;
           static_cast<RaggedLayout&>(ll) = lay;
