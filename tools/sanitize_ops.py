@@ -303,30 +303,31 @@ def listed_workload(quick):
     orders 0..32), so that the diagonal, panel and update blocks and warps loop over the
     list and reuse their shared memory; lower and upper, float32 and float64. --quick
     (racecheck's pace: it spent minutes on the thousands of matrices an H100's capped
-    grids need before they loop): 40 matrices of orders 33..72 and one of 300, with the
-    grids capped at 2 blocks (BATCHCHOL_RAGGED_LISTED_GRID), both dtypes, lower and upper,
-    left-looking and strip updates."""
+    grids need before they loop): 40 matrices of orders 33..72 and one of 200, with the
+    grids capped at 2 blocks (BATCHCHOL_RAGGED_LISTED_GRID); float64 lower and upper
+    with left-looking and with strip updates, float32 lower."""
     import os
 
     from torch_batchchol import ragged
 
     ops = torch.ops.batchchol
     g = torch.Generator().manual_seed(3)
-    many, small = (40, 20) if quick else (4500, 400)
+    many, small, big = (40, 20, 200) if quick else (4500, 400, 300)
     sizes = torch.cat([torch.randint(0, 33, (small,), generator=g),
-                       torch.randint(33, 73, (many,), generator=g), torch.tensor([300])])
+                       torch.randint(33, 73, (many,), generator=g), torch.tensor([big])])
     sizes = sizes[torch.randperm(len(sizes), generator=g)].tolist()
     os.environ["BATCHCHOL_VBATCHED_KERNEL"] = "binned"
     os.environ.pop("BATCHCHOL_RAGGED_LISTED", None)  # =0 would run the whole-batch grids
     if quick:
         os.environ["BATCHCHOL_RAGGED_LISTED_GRID"] = "2"
-    for dtype in (torch.float32, torch.float64):
+    for dtype in (torch.float64, torch.float32):
         r = ragged.pack([torch.eye(n, dtype=dtype, device="cuda") * (n + 1) +
                          torch.rand(n, n, dtype=dtype, device="cuda") for n in sizes])
-        for left in ("1", "0") if quick else ("1",):
+        full = not quick or dtype == torch.float64
+        for left in ("1", "0") if quick and full else ("1",):
             os.environ["BATCHCHOL_BLOCKED_LEFT"] = left
-            for upper in (False, True):
-                ops.potrf_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), 300, upper)
+            for upper in (False, True) if full else (False,):
+                ops.potrf_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), big, upper)
         torch.cuda.synchronize()
     for var in ("BATCHCHOL_VBATCHED_KERNEL", "BATCHCHOL_RAGGED_LISTED_GRID", "BATCHCHOL_BLOCKED_LEFT"):
         os.environ.pop(var, None)
