@@ -14,8 +14,11 @@
 
 #include <type_traits>
 
+#include "cuda/async_copy.cuh"
+#include "cuda/dmma.cuh"
 #include "cuda/potrf_block.cuh"
 #include "cuda/tile_chol.cuh"
+#include "cuda/update_dmma.cuh"
 
 namespace batchchol {
 namespace cuda {
@@ -146,6 +149,99 @@ __device__ __forceinline__ void panel_left_update(T (&x)[kPanel], T* xs, T* w, c
       }
     }
   }
+}
+
+// Whether the panel kernel can run its left update on the float64 MMAs
+// (panel_left_update_dmma): float64 on sm_80 and later.
+template <typename T>
+constexpr bool panel_left_dmma_capable() {
+  return dmma_available() && std::is_same_v<T, double>;
+}
+
+// The W buffer of the panel kernel (elements): W^T at left_w_pitch for the FMA update,
+// or W row by row at kDmmaPitch for the MMA one.
+template <typename T, bool kMma>
+constexpr int panel_w_elems() {
+  return kPanel * (kMma ? kDmmaPitch : left_w_pitch<T>());
+}
+
+// panel_left_update on the float64 MMAs (mma.m8n8k4, dmma.cuh): X -= R W^T, with R the
+// rows' entries in an earlier panel and W that panel's entries of rows k0..k0 + 31.
+//
+// Why: the FMA form issues, per thread and earlier panel, 1,024 multiply-adds and 544
+// shared loads for its row; the MMAs cover a warp's 32 rows with 128 instructions
+// from 64 fragment loads, at twice the FMA rate (the blocked update's reason,
+// update_dmma.cuh). The products are summed in another order (k in fours), so the
+// bits differ from the FMA form's; the error bound is the same.
+//
+// Warp w holds rows 32 w .. 32 w + 31 of the block as 4 x 4 accumulators of 8 x 8
+// (acc[rt][ct]: rows 8 rt.., columns 8 ct..), read from xs (the block's rows, pitch
+// 33) on entry and written back there on exit; in between xs stages each earlier
+// panel's rows (the A fragments, element (row, k)) and w holds W row by row at
+// kDmmaPitch (the B fragments, element (j, k): a half warp's 16 addresses fall in
+// distinct banks). Rows past `rows` are zeros and stay scratch. The caller has
+// synchronized after staging xs; on exit xs holds the updated rows and w is free.
+template <int ROWS>
+__device__ __forceinline__ void panel_left_update_dmma(double* xs, double* w, const double* m,
+                                                       int n, int r0, int rows, int k0,
+                                                       int prior) {
+  constexpr int PITCH = kPanel + 1, kStride = ROWS / kPanel;
+  static_assert(ROWS == 4 * kPanel, "a warp per 32 rows, each thread a column of 8 rows of W");
+  const int lane = threadIdx.x & 31;
+  const int wrow = 32 * (threadIdx.x / 32);
+  const int c = threadIdx.x % kPanel, rr = threadIdx.x / kPanel;
+  double acc[4][4][2];
+  double* const cfrag = xs + (wrow + lane / 4) * PITCH + 2 * (lane % 4);
+#pragma unroll
+  for (int rt = 0; rt < 4; ++rt)
+#pragma unroll
+    for (int ct = 0; ct < 4; ++ct)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) acc[rt][ct][e] = cfrag[8 * rt * PITCH + 8 * ct + e];
+  for (int ch = prior; ch > 0; --ch) {
+    const int p0 = k0 - ch * kPanel;
+    // W's rows k0..k0 + 31 are all in the matrix (the kernel has rows below them).
+    const double* wsrc = m + static_cast<int64_t>(k0) * n + p0 + c;
+    const double* src = m + static_cast<int64_t>(r0) * n + p0 + c;
+    __syncthreads();  // xs and w consumed (the accumulators read, or the last products)
+    // By cp.async: all 40 of a thread's copies in flight at once, and no registers
+    // beside the accumulators' 64 (staged through registers in batches of 8, the
+    // listed instance spilled 272 bytes).
+#pragma unroll
+    for (int i = 0; i < kPanel / kStride; ++i)
+      cp_async_elem(w + (rr + i * kStride) * kDmmaPitch + c,
+                    wsrc + static_cast<int64_t>(rr + i * kStride) * n);
+#pragma unroll 8
+    for (int i = 0; i < kPanel; ++i) {
+      const int r = rr + i * kStride;
+      cp_async_elem_or_zero(xs + r * PITCH + c, r < rows ? src + static_cast<int64_t>(r) * n : m,
+                            r < rows);
+    }
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+    const double* ai = xs + (wrow + lane / 4) * PITCH + lane % 4;
+    const double* bj = w + (lane / 4) * kDmmaPitch + lane % 4;
+#pragma unroll
+    for (int k = 0; k < kPanel; k += 4) {
+      double a[4], b[4];
+#pragma unroll
+      for (int rt = 0; rt < 4; ++rt) a[rt] = -ai[8 * rt * PITCH + k];
+#pragma unroll
+      for (int ct = 0; ct < 4; ++ct) b[ct] = bj[8 * ct * kDmmaPitch + k];
+#pragma unroll
+      for (int rt = 0; rt < 4; ++rt)
+#pragma unroll
+        for (int ct = 0; ct < 4; ++ct) dmma_m8n8k4(acc[rt][ct], a[rt], b[ct]);
+    }
+  }
+  __syncthreads();  // every warp's last fragments read before the rows are overwritten
+#pragma unroll
+  for (int rt = 0; rt < 4; ++rt)
+#pragma unroll
+    for (int ct = 0; ct < 4; ++ct)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) cfrag[8 * rt * PITCH + 8 * ct + e] = acc[rt][ct][e];
 }
 
 }  // namespace cuda

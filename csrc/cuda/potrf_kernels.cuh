@@ -250,15 +250,17 @@ constexpr int panel_rows() {
 // its rows from A, and every block writes the
 // zeros of the mirrored strip above the diagonal (rows k0..k0 + 31 of its rows'
 // columns). In left mode (ft.left, real types) the rows first take the products with
-// the group's earlier panels (panel_left_update), and L11 is read after them into the
-// buffer that held W.
-template <typename T, typename Layout>
+// the group's earlier panels (panel_left_update, or with kMma on the float64 MMAs:
+// panel_left_update_dmma), and L11 is read after them into the buffer that held W.
+template <typename T, typename Layout, bool kMma = false>
 __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
     blocked_panel_kernel(FirstTouch<T> ft, T* __restrict__ L, Layout lay, int step) {
+  static_assert(!kMma || panel_left_dmma_capable<T>(), "the MMA left update is float64's");
   constexpr int ROWS = panel_rows<T>(), PITCH = kPanel + 1;
   // Raw storage: c10::complex has a constructor, which __shared__ arrays forbid. lt_raw
-  // also holds W^T of the left-looking update, before L11.
-  constexpr int kLtElems = std::is_floating_point_v<T> ? kPanel * left_w_pitch<T>() : kPanel * kPanel;
+  // also holds W (W^T for the FMA update) of the left-looking update, before L11.
+  constexpr int kLtElems =
+      std::is_floating_point_v<T> ? panel_w_elems<T, kMma>() : kPanel * kPanel;
   __shared__ __align__(16) unsigned char lt_raw[sizeof(T) * kLtElems];
   __shared__ __align__(16) unsigned char xs_raw[sizeof(T) * ROWS * PITCH];
   // lt[j * 32 + q] = L11(q, j) for q > j, and 1 / L11(j, j) at q = j.
@@ -296,7 +298,13 @@ __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
       PanelRowStage<T, ROWS, kPanel> stage;
       stage.load(src, rows, n, 0);
       stage.store(xs, 0);
-      if (prior > 0) {  // uniform over the block
+      if constexpr (kMma) {
+        if (prior > 0) {  // uniform over the block
+          __syncthreads();
+          panel_left_update_dmma<ROWS>(xs, lt, m, n, r0, rows, k0, prior);
+          fill_lt();
+        }
+      } else if (prior > 0) {  // uniform over the block
         __syncthreads();
         T* row = xs + threadIdx.x * PITCH;
         T x[kPanel];

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -133,6 +134,20 @@ inline int64_t listed_grid_cap() {
   return cap;
 }
 
+// Whether the panel kernel's left-looking update runs on the float64 MMAs
+// (panel_left_update_dmma, blocked_left.cuh): float64 on sm_80 and later, unless
+// BATCHCHOL_BLOCKED_PANEL_MMA=0 (an A/B switch, read at every call).
+template <typename T>
+bool blocked_panel_mma() {
+  if constexpr (!panel_left_dmma_capable<T>()) {
+    return false;
+  } else {
+    const char* env = std::getenv("BATCHCHOL_BLOCKED_PANEL_MMA");
+    if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+    return at::cuda::getCurrentDeviceProperties()->major >= 8;
+  }
+}
+
 // Blocks of a blocked-family launch that wants `needed` (a block per work item of every
 // matrix of the batch): all of them, or for a listed layout (batch_layout.cuh), whose
 // blocks loop over the items of the matrices on its list, at most kListedWaves waves of
@@ -199,6 +214,7 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
   const bool left = blocked_left_groups<T>();
   const int group = blocked_group_panels<T>(max_n, left);
   const FirstTouch<T> ft{upper ? nullptr : A, group, steps, left};
+  const bool panel_mma = left && blocked_panel_mma<T>();
   if (upper) {
     auto kernel = blocked_init_kernel<T, Layout>;
     kernel<<<blocked_grid<Layout>(kernel, 256, batch), 256, 0, stream>>>(A, L, info, lay, upper);
@@ -218,12 +234,17 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
                      (step + 1) * kPanel;
     if (rest <= 0) continue;
     const unsigned chunks = ceil_div(rest, panel_rows<T>());
-    auto panel = blocked_panel_kernel<T, Layout>;
-    unsigned slots = static_cast<unsigned>(batch);
-    if constexpr (Layout::kListed)
-      slots = std::max(1u, blocked_grid<Layout>(panel, panel_rows<T>(), batch * chunks) / chunks);
-    panel<<<dim3(slots, chunks), panel_rows<T>(), 0, stream>>>(ft, L, lay, step);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    const auto launch_panel = [&](auto panel) {
+      unsigned slots = static_cast<unsigned>(batch);
+      if constexpr (Layout::kListed)
+        slots = std::max(1u, blocked_grid<Layout>(panel, panel_rows<T>(), batch * chunks) / chunks);
+      panel<<<dim3(slots, chunks), panel_rows<T>(), 0, stream>>>(ft, L, lay, step);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    };
+    if (panel_mma)
+      launch_panel(blocked_panel_kernel<T, Layout, panel_left_dmma_capable<T>()>);
+    else
+      launch_panel(blocked_panel_kernel<T, Layout>);
     const int row_tiles = (rest + tile - 1) / tile;
     const int group_end = std::min(steps, (step / group + 1) * group);
     if (step + 1 < group_end) {
