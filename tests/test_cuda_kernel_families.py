@@ -169,32 +169,37 @@ def test_blocked_update_groups(monkeypatch, left, group, dtype, upper):
         _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
 
 
+@pytest.mark.parametrize("kernel", ["panel", "diag"])
 @pytest.mark.parametrize("group", ["2", "3", "4", None])
 @pytest.mark.parametrize("upper", [False, True])
-def test_blocked_panel_mma(monkeypatch, group, upper):
-    # The float64 panel kernel's left-looking update on the MMAs (the default) against
-    # the FMA form (BATCHCHOL_BLOCKED_PANEL_MMA=0): another summation order, so equal to
-    # a few ulps of the factor rather than bit for bit, each against torch.linalg; which
-    # form ran is checked by kernel name (the MMA instance's last template argument).
-    # Orders with a partial last row chunk, a partial last panel and groups that end
-    # inside the matrix; a failing minor inside a group's later panel.
+def test_blocked_left_mma(monkeypatch, kernel, group, upper):
+    # The float64 panel and diagonal kernels' left-looking updates on the MMAs (the
+    # default) against the FMA forms (BATCHCHOL_BLOCKED_PANEL_MMA / _DIAG_MMA = 0), each
+    # against torch.linalg and against each other within a few ulps of the factor (the
+    # H100 gave the same bits); which form ran is checked by kernel name (the MMA
+    # instance's last template argument). Orders with a partial last row chunk, a
+    # partial last panel and groups that end inside the matrix; a failing minor inside a
+    # group's later panel.
     monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", "blocked")
     monkeypatch.setenv("BATCHCHOL_BLOCKED_LEFT", "1")
+    monkeypatch.delenv("BATCHCHOL_BLOCKED_PANEL_MMA", raising=False)
+    monkeypatch.delenv("BATCHCHOL_BLOCKED_DIAG_MMA", raising=False)
     if group is None:
         monkeypatch.delenv("BATCHCHOL_BLOCKED_GROUP", raising=False)
     else:
         monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", group)
+    switch = f"BATCHCHOL_BLOCKED_{kernel.upper()}_MMA"
     for n, m in ((97, 80), (300, 150), (385, 300), (520, 77)):
         A = make_spd((3,), n, torch.float64, "cuda", cond=100.0)
         A[1, m - 1, m - 1] = -1.0
         A_in = fill_other_triangle(A, upper)
         out = {}
         for mma in ("1", "0"):
-            monkeypatch.setenv("BATCHCHOL_BLOCKED_PANEL_MMA", mma)
+            monkeypatch.setenv(switch, mma)
             names = cuda_kernel_names(lambda: out.__setitem__(mma, ops.potrf(A_in, upper)))
-            panel = [k for k in names if "blocked_panel_kernel" in k]
-            assert panel and all(k.rstrip(")").split("(")[0].endswith(
-                "true>" if mma == "1" else "false>") for k in panel), panel
+            ran = [k for k in names if f"blocked_{kernel}_kernel" in k]
+            assert ran and all(k.rstrip(")").split("(")[0].endswith(
+                "true>" if mma == "1" else "false>") for k in ran), ran
         (L, info), (L0, info0) = out["1"], out["0"]
         assert info.tolist() == [0, m, 0] and torch.equal(info, info0), (n, m, info.tolist())
         _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)

@@ -151,6 +151,59 @@ __device__ __forceinline__ void panel_left_update(T (&x)[kPanel], T* xs, T* w, c
   }
 }
 
+// diag_left_update on the float64 MMAs: the diagonal block minus P P^T over the prior
+// panels, with P the block's rows in an earlier panel (a warp's 32 x 32 SYRK: the
+// lower 4 x 4 of its 8 x 8 tiles, ten accumulators, 80 MMAs a panel against 1,024
+// multiply-adds and 544 shared loads per lane; the chain of one warp per matrix is what
+// a step of few matrices waits on). s: the warp's buffer, the block staged at pitch 33
+// (rows past nb unset: their products are never read) on entry, and the updated block
+// there on exit; in between each panel is copied in row by row at kDmmaPitch (rows past
+// nb zero), where the A fragment (r, k) and the B fragment (j, k) are the same entries,
+// so four loads serve a k-step.
+__device__ __forceinline__ void diag_left_update_dmma(double* s, const double* m, int n, int k0,
+                                                      int nb, int prior) {
+  constexpr int PITCH = kPanel + 1;
+  const int lane = threadIdx.x & 31;
+  double acc[4][4][2];
+  double* const cfrag = s + (lane / 4) * PITCH + 2 * (lane % 4);
+#pragma unroll
+  for (int rt = 0; rt < 4; ++rt)
+#pragma unroll
+    for (int ct = 0; ct <= rt; ++ct)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) acc[rt][ct][e] = cfrag[8 * rt * PITCH + 8 * ct + e];
+  for (int c = prior; c > 0; --c) {
+    const double* src = m + static_cast<int64_t>(k0) * n + (k0 - c * kPanel) + lane;
+    __syncwarp();  // the block (or the previous panel) read
+#pragma unroll 8
+    for (int r = 0; r < kPanel; ++r)
+      cp_async_elem_or_zero(s + r * kDmmaPitch + lane, r < nb ? src + static_cast<int64_t>(r) * n : m,
+                            r < nb);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncwarp();
+    const double* frag = s + (lane / 4) * kDmmaPitch + lane % 4;
+#pragma unroll
+    for (int k = 0; k < kPanel; k += 4) {
+      double v[4];
+#pragma unroll
+      for (int t = 0; t < 4; ++t) v[t] = frag[8 * t * kDmmaPitch + k];
+#pragma unroll
+      for (int rt = 0; rt < 4; ++rt)
+#pragma unroll
+        for (int ct = 0; ct <= rt; ++ct) dmma_m8n8k4(acc[rt][ct], -v[rt], v[ct]);
+    }
+  }
+  __syncwarp();  // the last panel read before the block is written over it
+#pragma unroll
+  for (int rt = 0; rt < 4; ++rt)
+#pragma unroll
+    for (int ct = 0; ct <= rt; ++ct)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) cfrag[8 * rt * PITCH + 8 * ct + e] = acc[rt][ct][e];
+  __syncwarp();
+}
+
 // Whether the panel kernel can run its left update on the float64 MMAs
 // (panel_left_update_dmma): float64 on sm_80 and later.
 template <typename T>

@@ -166,15 +166,18 @@ constexpr int diag_warps() {
 // without an init pass (ft) the block is read from A (in left mode at every step of
 // its first group, FirstTouch::panel_fresh) and info starts there; matrices that no
 // panel reaches (invalid metadata, order 0) get their info at step 0. In left mode the
-// block first takes the products with the group's earlier panels (diag_left_update).
-template <typename T, typename Layout>
+// block first takes the products with the group's earlier panels (diag_left_update,
+// or with kMma on the float64 MMAs: diag_left_update_dmma).
+template <typename T, typename Layout, bool kMma = false>
 __global__ void __launch_bounds__(32 * diag_warps<T>())
     blocked_diag_kernel(FirstTouch<T> ft, T* __restrict__ L, int* __restrict__ info,
                         int64_t batch, Layout lay, int step) {
+  static_assert(!kMma || panel_left_dmma_capable<T>(), "the MMA left update is float64's");
   constexpr int PITCH = kPanel + 1;
-  // A warp's buffer: the block at pitch 33, or the left-looking update's transposed
-  // panel at left_w_pitch (real types).
-  constexpr int kWarpBuf = kPanel * (std::is_floating_point_v<T> ? left_w_pitch<T>() : PITCH);
+  // A warp's buffer: the block at pitch 33, or the left-looking update's panel (real
+  // types: transposed at left_w_pitch, or with kMma row by row at kDmmaPitch).
+  constexpr int kWarpBuf =
+      kPanel * (kMma ? kDmmaPitch : std::is_floating_point_v<T> ? left_w_pitch<T>() : PITCH);
   __shared__ __align__(16) unsigned char raw[sizeof(T) * diag_warps<T>() * kWarpBuf];
   const int lane = threadIdx.x & 31;
   T* s = reinterpret_cast<T*>(raw) + (threadIdx.x / 32) * kWarpBuf;
@@ -191,11 +194,18 @@ __global__ void __launch_bounds__(32 * diag_warps<T>())
     const T* in = (ft.panel_fresh(step, k0) ? ft.a : L) + off;
     for (int r = 0; r < nb; ++r) s[r * PITCH + lane] = lane <= r ? in[int64_t(r) * n + lane] : T(0);
     __syncwarp();
-    // Rows past nb: identity (they factor to themselves and never touch rows < nb).
+    int mma_prior = 0;
+    if constexpr (kMma) {
+      mma_prior = ft.prior_panels(step, k0);
+      if (mma_prior > 0) diag_left_update_dmma(s, L + lay.origin(b), n, k0, nb, mma_prior);
+    }
+    // Rows past nb: identity (they factor to themselves and never touch rows < nb). After
+    // the MMA update the entries above the diagonal hold products: kept lower.
     T a[kPanel];
 #pragma unroll
-    for (int j = 0; j < kPanel; ++j) a[j] = lane < nb ? s[lane * PITCH + j] : T(j == lane ? 1 : 0);
-    if constexpr (std::is_floating_point_v<T>) {  // left mode is for real types
+    for (int j = 0; j < kPanel; ++j)
+      a[j] = lane < nb ? (mma_prior > 0 && j > lane ? T(0) : s[lane * PITCH + j]) : T(j == lane ? 1 : 0);
+    if constexpr (!kMma && std::is_floating_point_v<T>) {  // left mode is for real types
       if (const int prior = ft.prior_panels(step, k0); prior > 0)
         diag_left_update(a, s, L + lay.origin(b), n, k0, nb, prior);
     }

@@ -134,15 +134,16 @@ inline int64_t listed_grid_cap() {
   return cap;
 }
 
-// Whether the panel kernel's left-looking update runs on the float64 MMAs
-// (panel_left_update_dmma, blocked_left.cuh): float64 on sm_80 and later, unless
-// BATCHCHOL_BLOCKED_PANEL_MMA=0 (an A/B switch, read at every call).
+// Whether the left-looking updates of the panel kernel (BATCHCHOL_BLOCKED_PANEL_MMA) or
+// of the diagonal kernel (BATCHCHOL_BLOCKED_DIAG_MMA) run on the float64 MMAs
+// (panel_left_update_dmma, diag_left_update_dmma: blocked_left.cuh): float64 on sm_80
+// and later, unless the switch is 0 (A/B switches, read at every call).
 template <typename T>
-bool blocked_panel_mma() {
+bool blocked_left_mma(const char* name) {
   if constexpr (!panel_left_dmma_capable<T>()) {
     return false;
   } else {
-    const char* env = std::getenv("BATCHCHOL_BLOCKED_PANEL_MMA");
+    const char* env = std::getenv(name);
     if (env != nullptr && std::strcmp(env, "0") == 0) return false;
     return at::cuda::getCurrentDeviceProperties()->major >= 8;
   }
@@ -214,7 +215,8 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
   const bool left = blocked_left_groups<T>();
   const int group = blocked_group_panels<T>(max_n, left);
   const FirstTouch<T> ft{upper ? nullptr : A, group, steps, left};
-  const bool panel_mma = left && blocked_panel_mma<T>();
+  const bool panel_mma = left && blocked_left_mma<T>("BATCHCHOL_BLOCKED_PANEL_MMA");
+  const bool diag_mma = left && blocked_left_mma<T>("BATCHCHOL_BLOCKED_DIAG_MMA");
   if (upper) {
     auto kernel = blocked_init_kernel<T, Layout>;
     kernel<<<blocked_grid<Layout>(kernel, 256, batch), 256, 0, stream>>>(A, L, info, lay, upper);
@@ -224,10 +226,15 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
   // that no panel reaches, which may be all of them (max_n = 0, every matrix invalid;
   // a listed layout holds none: its grouping set their info).
   for (int step = 0; step < std::max(steps, 1); ++step) {
-    auto diag = blocked_diag_kernel<T, Layout>;
-    diag<<<blocked_grid<Layout>(diag, 32 * diag_warps<T>(), ceil_div(batch, diag_warps<T>())),
-           32 * diag_warps<T>(), 0, stream>>>(ft, L, info, batch, lay, step);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    const auto launch_diag = [&](auto diag) {
+      diag<<<blocked_grid<Layout>(diag, 32 * diag_warps<T>(), ceil_div(batch, diag_warps<T>())),
+             32 * diag_warps<T>(), 0, stream>>>(ft, L, info, batch, lay, step);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    };
+    if (diag_mma)
+      launch_diag(blocked_diag_kernel<T, Layout, panel_left_dmma_capable<T>()>);
+    else
+      launch_diag(blocked_diag_kernel<T, Layout>);
     // Rows below this step's panel, for the matrix that has the most: with lazy
     // starts every matrix is at most (steps - step - 1) panels from its end.
     const int rest = std::max(max_n, steps * kPanel * int(lay.first_step_varies())) -
