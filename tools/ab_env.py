@@ -5,8 +5,9 @@
     python3 tools/ab_env.py ZZ_VARIANT potrf:float64:32 posv:float32:64 --rounds 4
     python3 tools/ab_env.py BATCHCHOL_BLOCKED_LEFT potrf:float32:512 --arms 0,1
 
-Each case is op:dtype:n with op potrf (lower) or posv (posv_solve, one right-hand side),
-bench_fixed's batch and inputs, or vpotrf:dtype:dist:nmax:batch, potrf_vbatched on
+Each case is op:dtype:n[:batch] with op potrf (lower) or posv (posv_solve, one right-hand
+side), bench_fixed's inputs and batch (unless given: potrf:float64:512:50 times a call
+bound by its chain of launches), or vpotrf:dtype:dist:nmax:batch, potrf_vbatched on
 bench_vbatched's batch of that size distribution (seed 0; max_n given, metadata on the GPU):
     python3 tools/ab_env.py BATCHCHOL_RAGGED_LISTED vpotrf:float64:skewed:512:5000 --arms ,0
 (an empty value in --arms: unset). The two arms alternate for --rounds rounds (CUDA events,
@@ -62,7 +63,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("var", help="the environment variable the switch reads")
     ap.add_argument("cases", nargs="+",
-                    help="op:dtype:n (op: potrf | posv) or vpotrf:dtype:dist:nmax:batch")
+                    help="op:dtype:n[:batch] (op: potrf | posv) or vpotrf:dtype:dist:nmax:batch")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--arms", default=None,
                     help="OLD,NEW: the switch's values for the two arms (default: unset, 1)")
@@ -80,8 +81,8 @@ def main():
           f"{'roofline':>9s}  same (lower, upper)")
     for case in args.cases:
         op, dname, *rest = case.split(":")
-        if op not in ("potrf", "posv", "vpotrf") or len(rest) != (3 if op == "vpotrf" else 1):
-            sys.exit(f"bad case {case!r}: op:dtype:n or vpotrf:dtype:dist:nmax:batch")
+        if op not in ("potrf", "posv", "vpotrf") or len(rest) not in ((3,) if op == "vpotrf" else (1, 2)):
+            sys.exit(f"bad case {case!r}: op:dtype:n[:batch] or vpotrf:dtype:dist:nmax:batch")
         dtype = getattr(torch, dname)
         if op == "vpotrf":
             dist, nmax, batch = rest[0], int(rest[1]), int(rest[2])
@@ -95,7 +96,7 @@ def main():
             lower, upper = vcall(False), vcall(True)
         else:
             n = int(rest[0])
-            batch = default_batch(op, n, dtype)
+            batch = int(rest[1]) if len(rest) == 2 else default_batch(op, n, dtype)
             A = make_spd(batch, n, dtype, dev)
             lower, upper = calls(op, A, False), calls(op, A, True)
         same = (same_outputs(args.var, arms, lower), same_outputs(args.var, arms, upper))
