@@ -201,15 +201,18 @@ def _skewed_case(dtype, small, large, max_n, seed):
 @pytest.mark.parametrize("upper", [False, True])
 @pytest.mark.parametrize("small,large,max_n", [(3000, 40, 300), (200, 20000, 72),
                                                (500, 60, 544), (500, 60, 545)])
-def test_potrf_vbatched_cuda_listed_blocked(monkeypatch, dtype, upper, small, large, max_n):
+@pytest.mark.parametrize("greedy", ["0", "1"])
+def test_potrf_vbatched_cuda_listed_blocked(monkeypatch, dtype, upper, small, large, max_n, greedy):
     # Binned's lazy blocked launches over the device-side list of the matrices past 32
     # (grids capped at two waves, their blocks and warps looping over the list; max_n <=
     # 544) against grids with a slot for every matrix (BATCHCHOL_RAGGED_LISTED=0; at
     # max_n = 545, past the grouping, both are those): the same bits and info. Skewed
     # batches, and 20,000 matrices past 32 so that every launch's blocks loop; one matrix
-    # fails at minor 40.
+    # fails at minor 40. Lazy starts, and greedy ones (BATCHCHOL_RAGGED_BINNED_GREEDY).
     monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", "binned")
-    for var in ("BATCHCHOL_BLOCKED_GROUP", "BATCHCHOL_BLOCKED_LEFT", "BATCHCHOL_RAGGED_STREAMS"):
+    monkeypatch.setenv("BATCHCHOL_RAGGED_BINNED_GREEDY", greedy)
+    for var in ("BATCHCHOL_BLOCKED_GROUP", "BATCHCHOL_BLOCKED_LEFT", "BATCHCHOL_RAGGED_STREAMS",
+                "BATCHCHOL_RAGGED_LISTED_WAVES"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.delenv("BATCHCHOL_RAGGED_LISTED_GRID", raising=False)
     sizes, values, n, offsets, bad = _skewed_case(dtype, small, large, max_n, 7 + max_n)

@@ -149,18 +149,26 @@ bool blocked_left_mma(const char* name) {
   }
 }
 
+// Waves of the kernel's residency in a listed launch's grid: kListedWaves, or
+// BATCHCHOL_RAGGED_LISTED_WAVES (a tuning switch, read at every call; clamped to 1..64).
+constexpr int kListedWaves = 2;
+inline int listed_waves() {
+  if (const char* env = std::getenv("BATCHCHOL_RAGGED_LISTED_WAVES"))
+    return std::clamp(std::atoi(env), 1, 64);
+  return kListedWaves;
+}
+
 // Blocks of a blocked-family launch that wants `needed` (a block per work item of every
 // matrix of the batch): all of them, or for a listed layout (batch_layout.cuh), whose
-// blocks loop over the items of the matrices on its list, at most kListedWaves waves of
-// the kernel's residency (and listed_grid_cap()).
-constexpr int kListedWaves = 2;
+// blocks loop over the items of the matrices on its list, at most listed_waves() waves
+// of the kernel's residency (and listed_grid_cap()).
 template <typename Layout, typename Kernel>
 unsigned blocked_grid(Kernel kernel, int threads, int64_t needed) {
   if constexpr (!Layout::kListed) {
     return static_cast<unsigned>(needed);
   } else {
     const int64_t grid =
-        resident_grid(kListedWaves * resident_per_sm_cached(kernel, threads, 0), needed);
+        resident_grid(listed_waves() * resident_per_sm_cached(kernel, threads, 0), needed);
     return static_cast<unsigned>(std::min(grid, listed_grid_cap()));
   }
 }

@@ -89,6 +89,13 @@ bool ragged_listed_blocked(int max_n) {
   return tile_group_count(kSmallBin + 1, max_n) <= kMaxTileGroups;
 }
 
+// Whether binned's blocked launches start every matrix at the first step (greedy)
+// instead of lazily: BATCHCHOL_RAGGED_BINNED_GREEDY=1 (an A/B switch, read at every call).
+bool binned_greedy_starts() {
+  const char* env = std::getenv("BATCHCHOL_RAGGED_BINNED_GREEDY");
+  return env != nullptr && std::strcmp(env, "1") == 0;
+}
+
 template <typename T>
 bool ragged_kernel_applies(RaggedKernel k, int max_n) {
   switch (k) {
@@ -252,7 +259,7 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
       const RaggedLayout small = lay;
       lay.lo = kSmallBin + 1;
       lay.steps = (max_n + kPanel - 1) / kPanel;
-      lay.lazy = true;
+      lay.lazy = !binned_greedy_starts();
       const auto lazy = [&](cudaStream_t s, const SizeGroups&) {
         launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, s);
       };
