@@ -204,7 +204,7 @@ def _skewed_case(dtype, small, large, max_n, seed):
 @pytest.mark.parametrize("greedy", ["0", "1"])
 def test_potrf_vbatched_cuda_listed_blocked(monkeypatch, dtype, upper, small, large, max_n, greedy):
     # Binned's lazy blocked launches over the device-side list of the matrices past 32
-    # (grids capped at two waves, their blocks and warps looping over the list; max_n <=
+    # (grids capped at a few waves, their blocks and warps looping over the list; max_n <=
     # 544) against grids with a slot for every matrix (BATCHCHOL_RAGGED_LISTED=0; at
     # max_n = 545, past the grouping, both are those): the same bits and info. Skewed
     # batches, and 20,000 matrices past 32 so that every launch's blocks loop; one matrix

@@ -55,7 +55,7 @@ struct RaggedLayout {
 // A ragged layout over a device-side list of some of its matrices: groups [0, groups)
 // of a two-pass grouping by size (SizeGroups, ragged_bins.h), the largest first. The
 // host does not know the list's length, so the blocked launches over it take grids
-// capped at two waves whose blocks (or warps) loop over the list's items (blocked_grid,
+// capped at a few waves whose blocks (or warps) loop over the list's items (blocked_grid,
 // potrf_layout_launch.cuh; listed_items below): a grid of a slot per matrix of the
 // whole batch spent most of a skewed batch's time in blocks with nothing to do (H100,
 // 5,000 float64 matrices of which 50 of order 512: 1.71 ms of kernels, 0.78 for the 50

@@ -151,7 +151,11 @@ bool blocked_left_mma(const char* name) {
 
 // Waves of the kernel's residency in a listed launch's grid: kListedWaves, or
 // BATCHCHOL_RAGGED_LISTED_WAVES (a tuning switch, read at every call; clamped to 1..64).
-constexpr int kListedWaves = 2;
+// H100, potrf_vbatched Nmax = 512, 5,000 matrices (results/h100-2026-11-28-listed-waves-ab.txt):
+// 2 -> 8 waves float64 uniform 9.224 -> 9.054 ms, gaussian 7.550 -> 7.490, 384+-0 10.693 ->
+// 10.530, skewed 1.142 -> 1.124; float32 uniform 6.831 -> 6.768, skewed 0.990 -> 0.996;
+// 8 -> 32 lost (float64 skewed 1.109 -> 1.206, uniform 9.048 -> 9.154).
+constexpr int kListedWaves = 8;
 inline int listed_waves() {
   if (const char* env = std::getenv("BATCHCHOL_RAGGED_LISTED_WAVES"))
     return std::clamp(std::atoi(env), 1, 64);
