@@ -155,7 +155,10 @@ __device__ __forceinline__ void panel_left_update(T (&x)[kPanel], T* xs, T* w, c
 // panels, with P the block's rows in an earlier panel (a warp's 32 x 32 SYRK: the
 // lower 4 x 4 of its 8 x 8 tiles, ten accumulators, 80 MMAs a panel against 1,024
 // multiply-adds and 544 shared loads per lane; the chain of one warp per matrix is what
-// a step of few matrices waits on). s: the warp's buffer, the block staged at pitch 33
+// a step of few matrices waits on: ncu had the FMA form's step at 7,400 instructions a
+// warp, 24 us, for 50 matrices of order 512). H100, bit for bit as the FMA form: 50
+// matrices of order 512 0.676 -> 0.596 ms, 2,000 8.79 -> 8.46
+// (results/h100-2026-11-28-diag-mma-ab.txt). s: the warp's buffer, the block staged at pitch 33
 // (rows past nb unset: their products are never read) on entry, and the updated block
 // there on exit; in between each panel is copied in row by row at kDmmaPitch (rows past
 // nb zero), where the A fragment (r, k) and the B fragment (j, k) are the same entries,
@@ -224,8 +227,10 @@ constexpr int panel_w_elems() {
 // Why: the FMA form issues, per thread and earlier panel, 1,024 multiply-adds and 544
 // shared loads for its row; the MMAs cover a warp's 32 rows with 128 instructions
 // from 64 fragment loads, at twice the FMA rate (the blocked update's reason,
-// update_dmma.cuh). The products are summed in another order (k in fours), so the
-// bits differ from the FMA form's; the error bound is the same.
+// update_dmma.cuh). H100: float64 n = 512 9.50 -> 8.77 ms, 384 22.20 -> 20.02, 256
+// 8.85 -> 8.40 (results/h100-2026-11-28-panel-mma-ab.txt), and the factors bit for bit
+// those of the FMA form; the PTX ISA does not promise that order of the sums, so the
+// tests compare the two within the error bound.
 //
 // Warp w holds rows 32 w .. 32 w + 31 of the block as 4 x 4 accumulators of 8 x 8
 // (acc[rt][ct]: rows 8 rt.., columns 8 ct..), read from xs (the block's rows, pitch
