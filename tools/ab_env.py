@@ -81,7 +81,8 @@ def main():
           f"{'roofline':>9s}  same (lower, upper)")
     for case in args.cases:
         op, dname, *rest = case.split(":")
-        if op not in ("potrf", "posv", "vpotrf") or len(rest) not in ((3,) if op == "vpotrf" else (1, 2)):
+        arity = (3,) if op == "vpotrf" else (1, 2)
+        if op not in ("potrf", "posv", "vpotrf") or len(rest) not in arity:
             sys.exit(f"bad case {case!r}: op:dtype:n[:batch] or vpotrf:dtype:dist:nmax:batch")
         dtype = getattr(torch, dname)
         if op == "vpotrf":

@@ -329,7 +329,8 @@ def listed_workload(quick):
             for upper in (False, True) if full else (False,):
                 ops.potrf_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), big, upper)
         torch.cuda.synchronize()
-    for var in ("BATCHCHOL_VBATCHED_KERNEL", "BATCHCHOL_RAGGED_LISTED_GRID", "BATCHCHOL_BLOCKED_LEFT"):
+    for var in ("BATCHCHOL_VBATCHED_KERNEL", "BATCHCHOL_RAGGED_LISTED_GRID",
+                "BATCHCHOL_BLOCKED_LEFT"):
         os.environ.pop(var, None)
 
 

@@ -158,9 +158,10 @@ __device__ __forceinline__ void panel_left_update(T (&x)[kPanel], T* xs, T* w, c
 // a step of few matrices waits on: ncu had the FMA form's step at 7,400 instructions a
 // warp, 24 us, for 50 matrices of order 512). H100, bit for bit as the FMA form: 50
 // matrices of order 512 0.676 -> 0.596 ms, 2,000 8.79 -> 8.46
-// (results/h100-2026-11-28-diag-mma-ab.txt). s: the warp's buffer, the block staged at pitch 33
-// (rows past nb unset: their products are never read) on entry, and the updated block
-// there on exit; in between each panel is copied in row by row at kDmmaPitch (rows past
+// (results/h100-2026-11-28-diag-mma-ab.txt).
+// s: the warp's buffer, the block staged at pitch 33 (rows past nb unset: their
+// products are never read) on entry, and the updated block there on exit;
+// in between each panel is copied in row by row at kDmmaPitch (rows past
 // nb zero), where the A fragment (r, k) and the B fragment (j, k) are the same entries,
 // so four loads serve a k-step.
 __device__ __forceinline__ void diag_left_update_dmma(double* s, const double* m, int n, int k0,
@@ -180,8 +181,8 @@ __device__ __forceinline__ void diag_left_update_dmma(double* s, const double* m
     __syncwarp();  // the block (or the previous panel) read
 #pragma unroll 8
     for (int r = 0; r < kPanel; ++r)
-      cp_async_elem_or_zero(s + r * kDmmaPitch + lane, r < nb ? src + static_cast<int64_t>(r) * n : m,
-                            r < nb);
+      cp_async_elem_or_zero(s + r * kDmmaPitch + lane,
+                            r < nb ? src + static_cast<int64_t>(r) * n : m, r < nb);
     cp_async_commit();
     cp_async_wait<0>();
     __syncwarp();

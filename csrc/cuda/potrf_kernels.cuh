@@ -203,8 +203,10 @@ __global__ void __launch_bounds__(32 * diag_warps<T>())
     // the MMA update the entries above the diagonal hold products: kept lower.
     T a[kPanel];
 #pragma unroll
-    for (int j = 0; j < kPanel; ++j)
-      a[j] = lane < nb ? (mma_prior > 0 && j > lane ? T(0) : s[lane * PITCH + j]) : T(j == lane ? 1 : 0);
+    for (int j = 0; j < kPanel; ++j) {
+      a[j] = lane < nb ? (mma_prior > 0 && j > lane ? T(0) : s[lane * PITCH + j])
+                       : T(j == lane ? 1 : 0);
+    }
     if constexpr (!kMma && std::is_floating_point_v<T>) {  // left mode is for real types
       if (const int prior = ft.prior_panels(step, k0); prior > 0)
         diag_left_update(a, s, L + lay.origin(b), n, k0, nb, prior);
