@@ -261,7 +261,7 @@ def test_potrf_vbatched_cuda_listed_loops(monkeypatch, dtype, cap, left, upper):
     monkeypatch.setenv("BATCHCHOL_BLOCKED_GROUP", "3")
     monkeypatch.delenv("BATCHCHOL_RAGGED_STREAMS", raising=False)
     sizes, values, n, offsets, bad = _skewed_case(dtype, 40, 30, 200, 11)
-    invalid = [int((sizes <= 32).nonzero()[0]), int((sizes > 32).nonzero()[-1])]
+    invalid = [int(((sizes >= 1) & (sizes <= 32)).nonzero()[0]), int((sizes > 32).nonzero()[-1])]
     invalid = [i for i in invalid if i != bad]
     n = n.clone()
     n[invalid] = -3

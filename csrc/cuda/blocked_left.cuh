@@ -160,10 +160,11 @@ __device__ __forceinline__ void panel_left_update(T (&x)[kPanel], T* xs, T* w, c
 // matrices of order 512 0.676 -> 0.596 ms, 2,000 8.79 -> 8.46
 // (results/h100-2026-11-28-diag-mma-ab.txt).
 // s: the warp's buffer, the block staged at pitch 33 (rows past nb unset: their
-// products are never read) on entry, and the updated block there on exit;
-// in between each panel is copied in row by row at kDmmaPitch (rows past
-// nb zero), where the A fragment (r, k) and the B fragment (j, k) are the same entries,
-// so four loads serve a k-step.
+// products are never read) on entry; on exit its ten lower 8 x 8 tiles hold the updated
+// block and the rest of it stale panel entries (the caller keeps the lower triangle).
+// In between each panel is copied in row by row at kDmmaPitch (rows past nb zero),
+// where the A fragment (r, k) and the B fragment (j, k) are the same entries, so four
+// loads serve a k-step.
 __device__ __forceinline__ void diag_left_update_dmma(double* s, const double* m, int n, int k0,
                                                       int nb, int prior) {
   constexpr int PITCH = kPanel + 1;
@@ -208,11 +209,14 @@ __device__ __forceinline__ void diag_left_update_dmma(double* s, const double* m
   __syncwarp();
 }
 
-// Whether the panel kernel can run its left update on the float64 MMAs
-// (panel_left_update_dmma): float64 on sm_80 and later.
+// Whether the left-looking updates have an MMA form for T (float64:
+// panel_left_update_dmma, diag_left_update_dmma). The kernels' kMma instances exist for
+// it on every architecture the build targets, since a launched template's arguments must
+// not depend on __CUDA_ARCH__; the launcher picks them on sm_80 and later only, where the
+// float64 MMA exists (below it dmma_m8n8k4 traps).
 template <typename T>
-constexpr bool panel_left_dmma_capable() {
-  return dmma_available() && std::is_same_v<T, double>;
+constexpr bool left_update_has_mma() {
+  return std::is_same_v<T, double>;
 }
 
 // The W buffer of the panel kernel (elements): W^T at left_w_pitch for the FMA update,

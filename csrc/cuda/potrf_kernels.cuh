@@ -172,7 +172,7 @@ template <typename T, typename Layout, bool kMma = false>
 __global__ void __launch_bounds__(32 * diag_warps<T>())
     blocked_diag_kernel(FirstTouch<T> ft, T* __restrict__ L, int* __restrict__ info,
                         int64_t batch, Layout lay, int step) {
-  static_assert(!kMma || panel_left_dmma_capable<T>(), "the MMA left update is float64's");
+  static_assert(!kMma || left_update_has_mma<T>(), "the MMA left update is float64's");
   constexpr int PITCH = kPanel + 1;
   // A warp's buffer: the block at pitch 33, or the left-looking update's panel (real
   // types: transposed at left_w_pitch, or with kMma row by row at kDmmaPitch).
@@ -200,7 +200,8 @@ __global__ void __launch_bounds__(32 * diag_warps<T>())
       if (mma_prior > 0) diag_left_update_dmma(s, L + lay.origin(b), n, k0, nb, mma_prior);
     }
     // Rows past nb: identity (they factor to themselves and never touch rows < nb). After
-    // the MMA update the entries above the diagonal hold products: kept lower.
+    // the MMA update the entries above the diagonal hold products or stale panel
+    // entries (diag_left_update_dmma): only the lower triangle is read.
     T a[kPanel];
 #pragma unroll
     for (int j = 0; j < kPanel; ++j) {
@@ -267,7 +268,7 @@ constexpr int panel_rows() {
 template <typename T, typename Layout, bool kMma = false>
 __global__ void __launch_bounds__(panel_rows<T>(), sizeof(T) >= 16 ? 1 : 4)
     blocked_panel_kernel(FirstTouch<T> ft, T* __restrict__ L, Layout lay, int step) {
-  static_assert(!kMma || panel_left_dmma_capable<T>(), "the MMA left update is float64's");
+  static_assert(!kMma || left_update_has_mma<T>(), "the MMA left update is float64's");
   constexpr int ROWS = panel_rows<T>(), PITCH = kPanel + 1;
   // Raw storage: c10::complex has a constructor, which __shared__ arrays forbid. lt_raw
   // also holds W (W^T for the FMA update) of the left-looking update, before L11.

@@ -140,7 +140,7 @@ inline int64_t listed_grid_cap() {
 // and later, unless the switch is 0 (A/B switches, read at every call).
 template <typename T>
 bool blocked_left_mma(const char* name) {
-  if constexpr (!panel_left_dmma_capable<T>()) {
+  if constexpr (!left_update_has_mma<T>()) {
     return false;
   } else {
     const char* env = std::getenv(name);
@@ -244,7 +244,7 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
     if (diag_mma)
-      launch_diag(blocked_diag_kernel<T, Layout, panel_left_dmma_capable<T>()>);
+      launch_diag(blocked_diag_kernel<T, Layout, left_update_has_mma<T>()>);
     else
       launch_diag(blocked_diag_kernel<T, Layout>);
     // Rows below this step's panel, for the matrix that has the most: with lazy
@@ -261,7 +261,7 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
     if (panel_mma)
-      launch_panel(blocked_panel_kernel<T, Layout, panel_left_dmma_capable<T>()>);
+      launch_panel(blocked_panel_kernel<T, Layout, left_update_has_mma<T>()>);
     else
       launch_panel(blocked_panel_kernel<T, Layout>);
     const int row_tiles = (rest + tile - 1) / tile;
