@@ -283,20 +283,9 @@ __device__ __forceinline__ void panel_left_update_dmma(double* xs, double* w, co
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
-    const double* ai = xs + (wrow + lane / 4) * PITCH + lane % 4;
-    const double* bj = w + (lane / 4) * kDmmaPitch + lane % 4;
-#pragma unroll
-    for (int k = 0; k < kPanel; k += 4) {
-      double a[4], b[4];
-#pragma unroll
-      for (int rt = 0; rt < 4; ++rt) a[rt] = -ai[8 * rt * PITCH + k];
-#pragma unroll
-      for (int ct = 0; ct < 4; ++ct) b[ct] = bj[8 * ct * kDmmaPitch + k];
-#pragma unroll
-      for (int rt = 0; rt < 4; ++rt)
-#pragma unroll
-        for (int ct = 0; ct < 4; ++ct) dmma_m8n8k4(acc[rt][ct], a[rt], b[ct]);
-    }
+    dmma_tiles_k32<4, 4, /*kNeg=*/true>(acc, xs + (wrow + lane / 4) * PITCH + lane % 4,
+                                        PITCH, w + (lane / 4) * kDmmaPitch + lane % 4,
+                                        kDmmaPitch);
   }
   __syncthreads();  // every warp's last fragments read before the rows are overwritten
 #pragma unroll

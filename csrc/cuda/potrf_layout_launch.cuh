@@ -162,18 +162,25 @@ inline int listed_waves() {
   return kListedWaves;
 }
 
+// The listed launches' grid limits, read from the switches once per launch sequence.
+struct ListedGrid {
+  int waves = kListedWaves;
+  int64_t cap = std::numeric_limits<int64_t>::max();
+  static ListedGrid from_env() { return {listed_waves(), listed_grid_cap()}; }
+};
+
 // Blocks of a blocked-family launch that wants `needed` (a block per work item of every
 // matrix of the batch): all of them, or for a listed layout (batch_layout.cuh), whose
-// blocks loop over the items of the matrices on its list, at most listed_waves() waves
-// of the kernel's residency (and listed_grid_cap()).
+// blocks loop over the items of the matrices on its list, at most lg.waves waves of the
+// kernel's residency and lg.cap blocks.
 template <typename Layout, typename Kernel>
-unsigned blocked_grid(Kernel kernel, int threads, int64_t needed) {
+unsigned blocked_grid(Kernel kernel, int threads, int64_t needed, const ListedGrid& lg) {
   if constexpr (!Layout::kListed) {
     return static_cast<unsigned>(needed);
   } else {
     const int64_t grid =
-        resident_grid(listed_waves() * resident_per_sm_cached(kernel, threads, 0), needed);
-    return static_cast<unsigned>(std::min(grid, listed_grid_cap()));
+        resident_grid(lg.waves * resident_per_sm_cached(kernel, threads, 0), needed);
+    return static_cast<unsigned>(std::min(grid, lg.cap));
   }
 }
 
@@ -185,10 +192,10 @@ unsigned blocked_grid(Kernel kernel, int threads, int64_t needed) {
 template <typename T, typename Layout>
 void launch_blocked_update(FirstTouch<T> ft, T* L, int64_t batch, Layout lay, int step,
                            int rank_panels, int col_span, int col_tiles, int tiles,
-                           cudaStream_t stream) {
+                           const ListedGrid& lg, cudaStream_t stream) {
   if constexpr (Layout::kListed) {
     auto kernel = blocked_update_kernel<T, Layout>;
-    const unsigned grid = blocked_grid<Layout>(kernel, kUpdateThreads, batch * tiles);
+    const unsigned grid = blocked_grid<Layout>(kernel, kUpdateThreads, batch * tiles, lg);
     kernel<<<grid, kUpdateThreads, 0, stream>>>(ft, L, lay, step, rank_panels, col_span,
                                                 col_tiles, tiles, 0);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -229,9 +236,11 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
   const FirstTouch<T> ft{upper ? nullptr : A, group, steps, left};
   const bool panel_mma = left && blocked_left_mma<T>("BATCHCHOL_BLOCKED_PANEL_MMA");
   const bool diag_mma = left && blocked_left_mma<T>("BATCHCHOL_BLOCKED_DIAG_MMA");
+  const ListedGrid lg = Layout::kListed ? ListedGrid::from_env() : ListedGrid{};
   if (upper) {
     auto kernel = blocked_init_kernel<T, Layout>;
-    kernel<<<blocked_grid<Layout>(kernel, 256, batch), 256, 0, stream>>>(A, L, info, lay, upper);
+    kernel<<<blocked_grid<Layout>(kernel, 256, batch, lg), 256, 0, stream>>>(A, L, info, lay,
+                                                                             upper);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   // At least one step: the step-0 diagonal launch also sets the info of the matrices
@@ -239,7 +248,8 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
   // a listed layout holds none: its grouping set their info).
   for (int step = 0; step < std::max(steps, 1); ++step) {
     const auto launch_diag = [&](auto diag) {
-      diag<<<blocked_grid<Layout>(diag, 32 * diag_warps<T>(), ceil_div(batch, diag_warps<T>())),
+      diag<<<blocked_grid<Layout>(diag, 32 * diag_warps<T>(), ceil_div(batch, diag_warps<T>()),
+                                  lg),
              32 * diag_warps<T>(), 0, stream>>>(ft, L, info, batch, lay, step);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
@@ -256,7 +266,8 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
     const auto launch_panel = [&](auto panel) {
       unsigned slots = static_cast<unsigned>(batch);
       if constexpr (Layout::kListed)
-        slots = std::max(1u, blocked_grid<Layout>(panel, panel_rows<T>(), batch * chunks) / chunks);
+        slots =
+            std::max(1u, blocked_grid<Layout>(panel, panel_rows<T>(), batch * chunks, lg) / chunks);
       panel<<<dim3(slots, chunks), panel_rows<T>(), 0, stream>>>(ft, L, lay, step);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
@@ -271,16 +282,17 @@ void launch_blocked_layout(const T* A, T* L, int* info, int64_t batch, Layout la
       // The columns of this group's next panels.
       const int span = (group_end - step - 1) * kPanel;
       const int col_tiles = (span + tile - 1) / tile;
-      launch_blocked_update(ft, L, batch, lay, step, 1, span, col_tiles, row_tiles * col_tiles, stream);
+      launch_blocked_update(ft, L, batch, lay, step, 1, span, col_tiles, row_tiles * col_tiles, lg,
+                            stream);
     } else {
       // The rest, with every panel of the group.
       launch_blocked_update(ft, L, batch, lay, step, step + 1 - step / group * group, max_n, 0,
-                            row_tiles * (row_tiles + 1) / 2, stream);
+                            row_tiles * (row_tiles + 1) / 2, lg, stream);
     }
   }
   if (upper) {
     auto kernel = blocked_to_upper_kernel<T, Layout>;
-    kernel<<<blocked_grid<Layout>(kernel, 256, batch), 256, 0, stream>>>(L, lay);
+    kernel<<<blocked_grid<Layout>(kernel, 256, batch, lg), 256, 0, stream>>>(L, lay);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 }

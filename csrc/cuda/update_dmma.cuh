@@ -46,24 +46,33 @@ struct DmmaWarpTile {
   __device__ __forceinline__ bool above_diagonal() const { return col0 > row0 + 15; }
 };
 
+// acc[m][c] (+/-)= A_m B_c^T over 32 k for an M x N grid of 8 x 8 tiles, both operands
+// staged row by row (element (row, k)): this lane's fragments of row tile m at
+// ai[8 m lda + k] and of column tile c at bj[8 c ldb + k], k = 0, 4, .., 28 (ai, bj:
+// the lane's row l / 4 and column l % 4 of the first tiles). kNeg subtracts the products.
+template <int M, int N, bool kNeg = false>
+__device__ __forceinline__ void dmma_tiles_k32(double (&acc)[M][N][2], const double* ai, int lda,
+                                               const double* bj, int ldb) {
+#pragma unroll
+  for (int k = 0; k < kPanel; k += 4) {
+    double a[M], b[N];
+#pragma unroll
+    for (int m = 0; m < M; ++m) a[m] = kNeg ? -ai[8 * m * lda + k] : ai[8 * m * lda + k];
+#pragma unroll
+    for (int c = 0; c < N; ++c) b[c] = bj[8 * c * ldb + k];
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+      for (int c = 0; c < N; ++c) dmma_m8n8k4(acc[m][c], a[m], b[c]);
+  }
+}
+
 // acc += (rows of pi) (rows of pj)^T over the 32 columns of the staged slices.
 __device__ __forceinline__ void dmma_panel(double (&acc)[2][4][2], const DmmaWarpTile& wt,
                                            const double* pi, const double* pj) {
   const int lane = threadIdx.x & 31;
-  const double* ai = pi + (wt.row0 + lane / 4) * kDmmaPitch + lane % 4;
-  const double* bj = pj + (wt.col0 + lane / 4) * kDmmaPitch + lane % 4;
-#pragma unroll
-  for (int k = 0; k < kPanel; k += 4) {
-    double a[2], b[4];
-#pragma unroll
-    for (int m = 0; m < 2; ++m) a[m] = ai[8 * m * kDmmaPitch + k];
-#pragma unroll
-    for (int c = 0; c < 4; ++c) b[c] = bj[8 * c * kDmmaPitch + k];
-#pragma unroll
-    for (int m = 0; m < 2; ++m)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) dmma_m8n8k4(acc[m][c], a[m], b[c]);
-  }
+  dmma_tiles_k32(acc, pi + (wt.row0 + lane / 4) * kDmmaPitch + lane % 4, kDmmaPitch,
+                 pj + (wt.col0 + lane / 4) * kDmmaPitch + lane % 4, kDmmaPitch);
 }
 
 // Tile entry (r, c) of accumulator element (m, c4, e) of this lane.
