@@ -5,6 +5,8 @@ BATCHCHOL_WARP_P32 / BATCHCHOL_POSV_FUSED_MAX_K switch the warp family's variant
 BATCHCHOL_BLOCKED_GROUP / BATCHCHOL_BLOCKED_LEFT the blocked family's update grouping and
 whether a group's later panels are updated left-looking."""
 
+import re
+
 import pytest
 import torch
 
@@ -202,6 +204,36 @@ def test_blocked_left_mma(monkeypatch, kernel, group, upper):
             ran = [k for k in names if f"blocked_{kernel}_kernel" in k]
             assert ran and all(k.rstrip(")").split("(")[0].endswith(
                 "true>" if mma == "1" else "false>") for k in ran), ran
+        (L, info), (L0, info0) = out["1"], out["0"]
+        assert info.tolist() == [0, m, 0] and torch.equal(info, info0), (n, m, info.tolist())
+        _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
+        bound = tol(torch.float64, n, cond2(A[[0, 2]]))
+        assert_close_rel(L[[0, 2]], L0[[0, 2]], bound, "MMA vs FMA")
+
+
+@pytest.mark.parametrize("family", ["tile", "tile16"])
+@pytest.mark.parametrize("upper", [False, True])
+def test_tile_update_mma(monkeypatch, family, upper):
+    # The tile families' float64 trailing updates on the MMAs (the default on sm_80+)
+    # against the FMA form (BATCHCHOL_TILE_MMA=0): each against torch.linalg and against
+    # each other within the factor's tolerance; which form ran is checked by kernel name
+    # (the last template argument). Orders with one, two and six tile columns, a partial
+    # last tile, and a failing minor inside a later diagonal tile (after two updates).
+    if torch.cuda.get_device_capability()[0] < 8:
+        pytest.skip("the float64 MMA needs sm_80 or later")
+    monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", family)
+    for n, m in ((40, 35), (64, 64), (97, 80), (128, 70), (190, 150)):
+        A = make_spd((3,), n, torch.float64, "cuda", cond=100.0)
+        A[1, m - 1, m - 1] = -1.0
+        A_in = fill_other_triangle(A, upper)
+        out = {}
+        for mma in ("1", "0"):
+            monkeypatch.setenv("BATCHCHOL_TILE_MMA", mma)
+            names = cuda_kernel_names(lambda: out.__setitem__(mma, ops.potrf(A_in, upper)))
+            # The kernel sits in an anonymous namespace: its name holds "(anonymous
+            # namespace)", so the template arguments are taken by pattern.
+            ran = re.findall(r"potrf_tile_kernel<[^<>]*\b(true|false)>", " ".join(names))
+            assert ran and set(ran) == {"true" if mma == "1" else "false"}, (n, names)
         (L, info), (L0, info0) = out["1"], out["0"]
         assert info.tolist() == [0, m, 0] and torch.equal(info, info0), (n, m, info.tolist())
         _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)

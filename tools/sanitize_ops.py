@@ -33,6 +33,7 @@ def main():
     ap.add_argument("--panel-only", action="store_true",
                     help="only panel_workload (with --quick: float64 only)")
     ap.add_argument("--listed-only", action="store_true", help="only listed_workload")
+    ap.add_argument("--tile-only", action="store_true", help="only tile_workload")
     args = ap.parse_args()
     ops = torch.ops.batchchol
     sizes = [1, 3, 4, 8, 16, 17, 32, 33, 48, 64, 65, 100, 128, 200, 300] if not args.quick else [3, 17, 32, 40, 64, 100, 200]
@@ -65,6 +66,10 @@ def main():
         return
     if args.listed_only:
         listed_workload(args.quick)
+        print("sanitize workload done")
+        return
+    if args.tile_only:
+        tile_workload()
         print("sanitize workload done")
         return
     for dtype in dtypes:
@@ -331,6 +336,40 @@ def listed_workload(quick):
         torch.cuda.synchronize()
     for var in ("BATCHCHOL_VBATCHED_KERNEL", "BATCHCHOL_RAGGED_LISTED_GRID",
                 "BATCHCHOL_BLOCKED_LEFT"):
+        os.environ.pop(var, None)
+
+
+def tile_workload():
+    """The tile and tile16 families forced, float64 with the trailing updates on the MMAs
+    and on the FMA pipes (BATCHCHOL_TILE_MMA=0) and float32, at one to six tile columns
+    (a failing minor in a later diagonal tile); and a ragged batch on the listed tile
+    launches (BATCHCHOL_VBATCHED_KERNEL=tile), whose blocks loop over their group."""
+    import os
+
+    from torch_batchchol import ragged
+
+    ops = torch.ops.batchchol
+    for fam in ("tile", "tile16"):
+        os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
+        for dtype, mma in ((torch.float64, "1"), (torch.float64, "0"), (torch.float32, "1")):
+            os.environ["BATCHCHOL_TILE_MMA"] = mma
+            for n in (40, 100, 190):
+                A = random_spd((2,), n, dtype)
+                A[1, n - 5, n - 5] = -1.0
+                for upper in (False, True):
+                    ops.potrf(A, upper)
+        torch.cuda.synchronize()
+    os.environ.pop("BATCHCHOL_POTRF_KERNEL")
+    os.environ["BATCHCHOL_VBATCHED_KERNEL"] = "tile"
+    g = torch.Generator().manual_seed(5)
+    sizes = torch.randint(33, 190, (24,), generator=g).tolist()
+    for mma in ("1", "0"):
+        os.environ["BATCHCHOL_TILE_MMA"] = mma
+        r = ragged.pack([torch.eye(n, dtype=torch.float64, device="cuda") * (n + 1) +
+                         torch.rand(n, n, dtype=torch.float64, device="cuda") for n in sizes])
+        ops.potrf_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), 190, False)
+        torch.cuda.synchronize()
+    for var in ("BATCHCHOL_VBATCHED_KERNEL", "BATCHCHOL_TILE_MMA"):
         os.environ.pop(var, None)
 
 

@@ -13,6 +13,7 @@
 // differ in r & 7 at once; the swizzle puts them in distinct banks.
 #pragma once
 
+#include "cuda/dmma.cuh"
 #include "cuda/potrf_block.cuh"
 #include "cuda/potrf_device.cuh"
 
@@ -231,10 +232,56 @@ __device__ __forceinline__ void tile_gemm_nt(T* c, const T* a, const T* b) {
     for (int j = 0; j < 8; ++j) c[tile_off<T>(ri + 8 * i, ci + 4 * j)] -= acc[i][j];
 }
 
+// C -= A B^T for three float64 tiles, by one warp on the MMAs (dmma.cuh): a 4 x 4 grid
+// of 8 x 8 accumulators, 128 MMAs where tile_gemm_nt issues 1,024 multiply-adds a lane.
+// Lane l reads fragment entries (8 m + l / 4, k + l % 4) of A and B: eight rows with
+// distinct r & 7 and two chunks each, so a fragment read is two conflict-free 128-byte
+// wavefronts in the swizzled layout, and an accumulator's 8 x 2 entries per lane
+// group are chunks in distinct bank groups. kDiag (a diagonal tile): the six 8 x 8
+// blocks above the diagonal are skipped (the tile's upper part is never read).
+template <bool kDiag>
+__device__ __forceinline__ void tile_gemm_nt_dmma(double* c, const double* a, const double* b) {
+  const int lane = threadIdx.x & 31;
+  const int r = lane / 4, kq = lane % 4;
+  double acc[4][4][2];
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[m][j][0] = acc[m][j][1] = 0.0;
+  // Row 8 m + r, column k + kq sits at (8 m + r) 32 + tile_off's swizzled column, and
+  // the swizzle depends on the row through r only.
+  const double* ar = a + r * kTile;
+  const double* br = b + r * kTile;
+#pragma unroll
+  for (int k = 0; k < kTile; k += 4) {
+    const int off = (((k + kq) / 2) ^ r) * 2 + (kq & 1);
+    double af[4], bf[4];
+#pragma unroll
+    for (int m = 0; m < 4; ++m) af[m] = ar[8 * m * kTile + off];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) bf[j] = br[8 * j * kTile + off];
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        if (!kDiag || j <= m) dmma_m8n8k4(acc[m][j], af[m], bf[j]);
+  }
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (kDiag && j > m) continue;
+      double2& ch = tile_chunk_ref(c, 8 * m + r, 4 * j + kq);
+      ch.x -= acc[m][j][0];
+      ch.y -= acc[m][j][1];
+    }
+}
+
 // Trailing update after tile column k: every tile (I, J), k < J <= I, minus
-// L(I, k) L(J, k)^T, one tile per warp at a time. Diagonal tiles get the full product;
-// their upper part is scratch (never read, stored as 0).
-template <typename T>
+// L(I, k) L(J, k)^T, one tile per warp at a time. Diagonal tiles get the full product
+// (on the MMAs: the blocks on and below the diagonal); their upper part is scratch
+// (never read, stored as 0). kMma: float64 on the MMAs (tile_gemm_nt_dmma).
+template <typename T, bool kMma>
 __device__ __forceinline__ void tile_update_trailing(T* s, int nt, int k) {
   const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const int m = nt - 1 - k;
@@ -243,7 +290,16 @@ __device__ __forceinline__ void tile_update_trailing(T* s, int nt, int k) {
     int ti, tj;
     tri_index(l, ti, tj);
     const int I = k + 1 + ti, J = k + 1 + tj;
-    tile_gemm_nt(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+    if constexpr (kMma) {
+      static_assert(std::is_same_v<T, double>, "the MMA tile update is float64's");
+      if (I == J) {
+        tile_gemm_nt_dmma<true>(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+      } else {
+        tile_gemm_nt_dmma<false>(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+      }
+    } else {
+      tile_gemm_nt(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+    }
   }
 }
 
@@ -256,7 +312,7 @@ __device__ __forceinline__ void tile_update_trailing(T* s, int nt, int k) {
 // While warp 0 factors diagonal tile k, the block's other warps hand tile column k - 1,
 // final since the panel solve of step k - 1, to out.segment(k - 1, thread, threads)
 // (tile_potrf.cu writes it to memory); the caller writes the last one.
-template <typename T, typename Out>
+template <typename T, bool kMma, typename Out>
 __device__ int tile_potrf(T* s, T* col, T* cb, int nt, int* info_s, const Out& out) {
   const int warp = threadIdx.x / 32;
   if (threadIdx.x == 0) *info_s = 0;
@@ -274,7 +330,7 @@ __device__ int tile_potrf(T* s, T* col, T* cb, int nt, int* info_s, const Out& o
     if (k + 1 < nt) {
       tile_solve_panel(s, nt, k, col);
       __syncthreads();
-      tile_update_trailing(s, nt, k);
+      tile_update_trailing<T, kMma>(s, nt, k);
       __syncthreads();
     }
   }

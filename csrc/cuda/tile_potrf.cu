@@ -1,11 +1,14 @@
 // The tile potrf kernel (tile_chol.cuh): staging between memory and the packed tiles,
 // and its launches.
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -86,19 +89,19 @@ struct TileSmem {  // the kernel's dynamic shared memory
 // Factors the n x n matrix (nt tiles per side) at a into l with the whole block and
 // stores its info at info[b] (an index, not a pointer held across the factorization:
 // that changed the fixed-size kernel's register allocation).
-template <typename T, int NT>
+template <typename T, int NT, bool kMma>
 __device__ __forceinline__ void tile_factor_matrix(const TileSmem<T>& sm, int* info_s,
                                                    const T* a, T* l, int n, int nt, bool upper,
                                                    int* info, int64_t b) {
   tile_stage_in<T, NT>(sm.s, a, n, nt, upper);
   __syncthreads();
   const TileSegmentOut<T> out{l, sm.s, n, nt, upper};
-  const int inf = tile_potrf(sm.s, sm.col, sm.cb, nt, info_s, out);
+  const int inf = tile_potrf<T, kMma>(sm.s, sm.col, sm.cb, nt, info_s, out);
   if (threadIdx.x == 0) info[b] = inf;
   out.segment(nt - 1, threadIdx.x, NT);
 }
 
-template <typename T, int NT>
+template <typename T, int NT, bool kMma>
 __global__ void __launch_bounds__(NT, 512 / NT)
     potrf_tile_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info, int n,
                       int nt, bool upper) {
@@ -107,7 +110,7 @@ __global__ void __launch_bounds__(NT, 512 / NT)
   const TileSmem<T> sm(tile_smem_raw, nt);
   const int64_t b = blockIdx.x;
   const int64_t nn = int64_t(n) * n;
-  tile_factor_matrix<T, NT>(sm, &info_s, A + b * nn, L + b * nn, n, nt, upper, info, b);
+  tile_factor_matrix<T, NT, kMma>(sm, &info_s, A + b * nn, L + b * nn, n, nt, upper, info, b);
 }
 
 // Ragged batches: block i factors matrices i, i + grid, ... of tile groups [g_lo, g_hi] of
@@ -122,7 +125,7 @@ __global__ void __launch_bounds__(NT, 512 / NT)
 // grid, one block per SM looping, ran 17% slower at equal sizes.)
 constexpr int kTileListWaves = 4;
 
-template <typename T, int NT>
+template <typename T, int NT, bool kMma>
 __global__ void __launch_bounds__(NT, 512 / NT)
     potrf_tile_list_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
                            const int64_t* __restrict__ offsets, const int* __restrict__ sizes,
@@ -137,8 +140,8 @@ __global__ void __launch_bounds__(NT, 512 / NT)
     const int b = list[i];
     const int n = sizes[b];
     const int64_t o = offsets[b];
-    tile_factor_matrix<T, NT>(sm, &info_s, A + o, L + o, n, (n + kTile - 1) / kTile, upper,
-                              info, b);
+    tile_factor_matrix<T, NT, kMma>(sm, &info_s, A + o, L + o, n, (n + kTile - 1) / kTile,
+                                    upper, info, b);
     __syncthreads();  // the stage is refilled by the next matrix
   }
 }
@@ -149,27 +152,49 @@ size_t tile_smem_bytes(int n, size_t elem_size) {
   return (size_t(tile_count(nt) + 1) * kTileElems + 2 * kTile) * elem_size;
 }
 
-// Calls f(integral_constant<int, NT>{}) for NT = 32 * warps threads (8 or 16 warps).
-template <typename F>
-void with_tile_threads(int warps, F&& f) {
-  if (warps == 16) return f(std::integral_constant<int, 512>{});
-  f(std::integral_constant<int, 256>{});
+// Whether the float64 trailing updates run on the MMAs (tile_gemm_nt_dmma): on sm_80 and
+// later, unless BATCHCHOL_TILE_MMA is 0 (an A/B switch, read at every call). The kMma
+// instances exist on every architecture the build targets (a launched template's
+// arguments must not depend on __CUDA_ARCH__); below sm_80 dmma_m8n8k4 traps.
+template <typename T>
+bool tile_uses_mma() {
+  if constexpr (!std::is_same_v<T, double>) {
+    return false;
+  } else {
+    const char* env = std::getenv("BATCHCHOL_TILE_MMA");
+    if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+    return at::cuda::getCurrentDeviceProperties()->major >= 8;
+  }
 }
 
-template <typename T, int NT>
+// Calls f(integral_constant<int, NT>{}, integral_constant<bool, kMma>{}) for NT = 32 *
+// warps threads (8 or 16 warps) and kMma = tile_uses_mma<T>().
+template <typename T, typename F>
+void with_tile_variant(int warps, F&& f) {
+  const auto threads = [&](auto mma) {
+    if (warps == 16) return f(std::integral_constant<int, 512>{}, mma);
+    f(std::integral_constant<int, 256>{}, mma);
+  };
+  if constexpr (std::is_same_v<T, double>) {
+    if (tile_uses_mma<T>()) return threads(std::true_type{});
+  }
+  threads(std::false_type{});
+}
+
+template <typename T, int NT, bool kMma>
 void launch_tile(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                  cudaStream_t stream) {
   const int nt = (n + kTile - 1) / kTile;
   const size_t smem = tile_smem_bytes(n, sizeof(T));
   TORCH_CHECK(smem <= max_dynamic_smem(), "batchchol: the tile potrf kernel needs ",
               std::to_string(smem), " bytes of shared memory for n = ", std::to_string(n));
-  auto kernel = potrf_tile_kernel<T, NT>;
+  auto kernel = potrf_tile_kernel<T, NT, kMma>;
   allow_dynamic_smem(kernel, smem);
   kernel<<<static_cast<unsigned>(batch), NT, smem, stream>>>(A, L, info, n, nt, upper);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <typename T, int NT>
+template <typename T, int NT, bool kMma>
 void launch_tile_list(const T* A, T* L, int* info, const RaggedBatch& rb, const SizeGroups& tg,
                       int g_lo, int g_hi, bool upper, cudaStream_t stream) {
   const int nt_max = tg.nt_hi - g_lo;
@@ -177,7 +202,7 @@ void launch_tile_list(const T* A, T* L, int* info, const RaggedBatch& rb, const 
   TORCH_CHECK(smem <= max_dynamic_smem(), "batchchol: the tile potrf kernel needs ",
               std::to_string(smem), " bytes of shared memory for ", std::to_string(nt_max),
               " tiles");
-  auto kernel = potrf_tile_list_kernel<T, NT>;
+  auto kernel = potrf_tile_list_kernel<T, NT, kMma>;
   allow_dynamic_smem(kernel, smem);
   // Residency per tile count, asked once per process (as the warp launches do): the
   // query is host work on every call otherwise, and the grid size only sets how many
@@ -205,8 +230,9 @@ void launch_tile_any(const T* A, T* L, int* info, int64_t batch, int n, bool upp
                      cudaStream_t stream) {
   TORCH_CHECK(n >= 1 && n <= tile_max_n<T>(), "batchchol: the tile potrf kernels do not serve n = ",
               std::to_string(n));
-  with_tile_threads(warps, [&](auto threads) {
-    launch_tile<T, decltype(threads)::value>(A, L, info, batch, n, upper, stream);
+  with_tile_variant<T>(warps, [&](auto threads, auto mma) {
+    launch_tile<T, decltype(threads)::value, decltype(mma)::value>(A, L, info, batch, n, upper,
+                                                                   stream);
   });
 }
 
@@ -217,8 +243,9 @@ void launch_tile_groups_any(const T* A, T* L, int* info, const RaggedBatch& rb,
   TORCH_CHECK(0 <= g_lo && g_lo <= g_hi && g_hi < tg.groups && tg.stride == 0 &&
                   kTile * tg.nt_hi <= tile_max_n<T>(),
               "batchchol: bad tile groups for the tile potrf kernels");
-  with_tile_threads(warps, [&](auto threads) {
-    launch_tile_list<T, decltype(threads)::value>(A, L, info, rb, tg, g_lo, g_hi, upper, stream);
+  with_tile_variant<T>(warps, [&](auto threads, auto mma) {
+    launch_tile_list<T, decltype(threads)::value, decltype(mma)::value>(A, L, info, rb, tg, g_lo,
+                                                                        g_hi, upper, stream);
   });
 }
 
