@@ -82,8 +82,11 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
   return false;
 }
 
-// Float64 orders from which the blocked family beats the tile families (tuning, below).
+// Float64 orders between the tile families' (tuning, below): tile up to 128, blocked
+// 129..144, tile16 145..160 (five tile columns), blocked from 161.
 constexpr int kF64BlockedFrom = 129;
+constexpr int kF64Tile16From = 145;
+constexpr int kF64Tile16To = 160;
 
 // The family used for order n: the tuned table, or BATCHCHOL_POTRF_KERNEL when it names
 // a family that supports n.
@@ -123,8 +126,16 @@ PotrfKernel choose_potrf_kernel(int n) {
   // wide: at 128 its square-root-free steps run 1.22-1.25 ms, where tile took 1.32 in
   // tune_potrf (in the run in which wide still took 1.45; ...-wide-variants-ab.txt). A
   // device with less shared memory per block than sm_90 falls through to blocked where
-  // the tiles do not fit.
-  const bool blocked_range = std::is_same_v<T, double> && n >= kF64BlockedFrom;
+  // the tiles do not fit. Since the tile families' float64 trailing updates run on the
+  // MMAs (thirty-ninth round, results/h100-2026-11-28-tile-mma-ab.txt: tile16 136 / 160
+  // / 192 3.59 / 3.62 / 4.86 -> 3.08 / 3.14 / 4.24 ms), tile16 against blocked
+  // (...-tile16-crossover-ab.txt): 144 3.07 / 3.06, 152 3.13 / 3.26, 160 3.14 / 3.31,
+  // 176 4.16 / 4.06, 192 4.23 / 4.29. tile16's time follows its tile count (six
+  // columns from 161: flat at ~4.2 ms) and blocked's grows with n, so tile16 takes the
+  // five-column orders 145..160 and blocked the six-column ones, whose crossover
+  // (~185) is too close to call.
+  const bool blocked_range = std::is_same_v<T, double> && n >= kF64BlockedFrom &&
+                             !(n >= kF64Tile16From && n <= kF64Tile16To);
   if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range)
     return tile_warps<T>(n) == 16 ? PotrfKernel::kTile16 : PotrfKernel::kTile;
   // Otherwise the multi-launch blocked family (it also beat shared at every n > 32 on
