@@ -13,6 +13,7 @@
 // differ in r & 7 at once; the swizzle puts them in distinct banks.
 #pragma once
 
+#include "cuda/async_copy.cuh"
 #include "cuda/dmma.cuh"
 #include "cuda/potrf_block.cuh"
 #include "cuda/potrf_device.cuh"
@@ -326,6 +327,9 @@ __device__ int tile_potrf(T* s, T* col, T* cb, int nt, int* info_s, const Out& o
     } else if (k > 0) {
       out.segment(k - 1, threadIdx.x - kTile, blockDim.x - kTile);
     }
+    // The stage's tiles past (0, 0) may still be arriving while the first diagonal tile
+    // is factored (tile_potrf.cu's tile_stage_in).
+    if (k == 0) cp_async_wait<0>();
     __syncthreads();
     if (k + 1 < nt) {
       tile_solve_panel(s, nt, k, col);

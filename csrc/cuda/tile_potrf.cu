@@ -26,7 +26,12 @@ namespace {
 // Copies the tiles on and below the diagonal of the working matrix W (W = A for a lower
 // factor, A^T for an upper one) into s, entries past n as the identity. Consecutive
 // threads take consecutive addresses of A: along a tile row of W for lower, along a
-// tile column for upper. All copies are in flight at once (cp.async).
+// tile column for upper. All copies are in flight at once (cp.async), tile (0, 0) in a
+// group of its own: this waits for that one only, so that the first diagonal tile's
+// factorization overlaps the other tiles' arrival (tile_potrf waits for them before its
+// first block barrier). H200, 10,000 matrices, same bits
+// (results/h200-2026-11-28-tile-early-ab.txt): float64 96 0.911 -> 0.887 ms, 128 1.434
+// -> 1.423, 160 (tile16) 3.137 -> 3.023; float32 160 / 256 +0.8% / +0.6%.
 template <typename T, int NT>
 __device__ __forceinline__ void tile_stage_in(T* s, const T* a, int n, int nt, bool upper) {
   for (int I = 0, J = 0, t = 0; I < nt; ++t) {
@@ -43,10 +48,11 @@ __device__ __forceinline__ void tile_stage_in(T* s, const T* a, int n, int nt, b
         *dst = i == j ? T(1) : T(0);
       }
     }
+    if (t == 0) cp_async_commit();  // the last group may then be empty
     if (++J > I) J = 0, ++I;
   }
   cp_async_commit();
-  cp_async_wait<0>();
+  cp_async_wait<1>();
 }
 
 // The output entries that come from W's tile column k alone, written while the
