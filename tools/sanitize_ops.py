@@ -5,6 +5,8 @@
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --blocked-only --quick
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --panel-only --quick
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --warp-mma-only
+    compute-sanitizer --tool racecheck python tools/sanitize_ops.py --listed-only --quick
+    compute-sanitizer --tool racecheck python tools/sanitize_ops.py --tile-only
 """
 
 import argparse
@@ -341,9 +343,12 @@ def listed_workload(quick):
 
 def tile_workload():
     """The tile and tile16 families forced, float64 with the trailing updates on the MMAs
-    and on the FMA pipes (BATCHCHOL_TILE_MMA=0) and float32, at one to six tile columns
-    (a failing minor in a later diagonal tile); and a ragged batch on the listed tile
-    launches (BATCHCHOL_VBATCHED_KERNEL=tile), whose blocks loop over their group."""
+    and on the FMA pipes (BATCHCHOL_TILE_MMA=0) and float32, at two, four and six tile
+    columns (a failing minor five rows from the end), both triangles; and a ragged
+    batch of 24 matrices on the listed tile launches (BATCHCHOL_VBATCHED_KERNEL=tile),
+    lower only. Its grids hold a block per matrix: the blocks' loop over their group (a
+    stage refilled by the next matrix's copies) needs more matrices than four waves of
+    resident blocks, too many for racecheck's pace, and is not covered here."""
     import os
 
     from torch_batchchol import ragged

@@ -1,6 +1,10 @@
 // The float64 tensor-core instruction mma.sync.m8n8k4.f64 (sm_80 and later), shared by
-// the blocked family's trailing update (update_dmma.cuh) and the warp-per-system solves'
-// off-diagonal products (trsm_warp_solve.cuh).
+// the blocked family's trailing and left-looking updates (update_dmma.cuh,
+// blocked_left.cuh), the tile families' trailing update (tile_chol.cuh) and the
+// warp-per-system solves' products (trsm_warp_solve.cuh). Callers stay off it below
+// sm_80: by dmma_available() in device code, or by the host's choice of kernel instance
+// (the device's compute capability), since a launched template's arguments must not
+// depend on __CUDA_ARCH__.
 //
 // Fragments (PTX ISA): lane l holds A(l / 4, l % 4) of the 8 x 4 A, B(l % 4, l / 4) of
 // the 4 x 8 B and C(l / 4, 2 (l % 4) + e), e = 0, 1, of the 8 x 8 accumulator. Products

@@ -40,7 +40,7 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
 // Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh,
 // real dtypes) and registers for small n; wide (float64 33..64, float32 33..128,
 // wide_chol.cuh); tile and tile16 (real dtypes up to 192 / 320, tile_chol.cuh; by
-// default float64 65..128 and float32 129..320);
+// default float64 65..128 and 145..160, float32 129..320);
 // left-looking in one launch or one launch per panel (potrf_left_kernels.cuh); shared
 // and blocked (potrf_kernels.cuh).
 enum class PotrfKernel {
@@ -133,9 +133,12 @@ PotrfKernel choose_potrf_kernel(int n) {
   // 176 4.16 / 4.06, 192 4.23 / 4.29. tile16's time follows its tile count (six
   // columns from 161: flat at ~4.2 ms) and blocked's grows with n, so tile16 takes the
   // five-column orders 145..160 and blocked the six-column ones, whose crossover
-  // (~185) is too close to call.
-  const bool blocked_range = std::is_same_v<T, double> && n >= kF64BlockedFrom &&
-                             !(n >= kF64Tile16From && n <= kF64Tile16To);
+  // (~185) is too close to call. (Measured before the early first tile, which made
+  // tile16 160 3.7% faster on an H200.) Without the MMA update (below sm_80, or
+  // BATCHCHOL_TILE_MMA=0) blocked keeps 145..160: tile16 160 took 3.62 ms there.
+  const bool tile16_range = std::is_same_v<T, double> && n >= kF64Tile16From &&
+                            n <= kF64Tile16To && tile_float64_mma();
+  const bool blocked_range = std::is_same_v<T, double> && n >= kF64BlockedFrom && !tile16_range;
   if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range)
     return tile_warps<T>(n) == 16 ? PotrfKernel::kTile16 : PotrfKernel::kTile;
   // Otherwise the multi-launch blocked family (it also beat shared at every n > 32 on
@@ -194,14 +197,15 @@ bool potrf_uses_wide(int n) {
 }
 
 template <typename T>
-bool potrf_uses_blocked(int n) {
-  return choose_potrf_kernel<T>(n) == PotrfKernel::kBlocked;
+bool potrf_single_candidate(int n) {
+  return choose_potrf_kernel<T>(n) == PotrfKernel::kBlocked ||
+         (std::is_same_v<T, double> && n >= kF64Tile16From && n <= kF64Tile16To);
 }
 
 #define BATCHCHOL_INSTANTIATE(T)                                                          \
   template void launch_potrf<T>(const T*, T*, int*, int64_t, int, bool, cudaStream_t); \
   template bool potrf_uses_wide<T>(int);                                                 \
-  template bool potrf_uses_blocked<T>(int);
+  template bool potrf_single_candidate<T>(int);
 BATCHCHOL_INSTANTIATE(float)
 BATCHCHOL_INSTANTIATE(double)
 BATCHCHOL_INSTANTIATE(c10::complex<float>)

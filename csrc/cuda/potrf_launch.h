@@ -20,9 +20,12 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
 template <typename T>
 bool potrf_uses_wide(int n);
 
-// Whether launch_potrf<T> runs the multi-launch blocked family for order n.
+// Whether one matrix of order n may go to cuSOLVER (potrf_single.cu): where launch_potrf<T>
+// runs the multi-launch blocked family, and at float64 145..160, blocked's when the
+// route was measured (tile16's since the thirty-ninth round: one tile16 block for one
+// matrix has not been measured against cuSOLVER).
 template <typename T>
-bool potrf_uses_blocked(int n);
+bool potrf_single_candidate(int n);
 
 }  // namespace cuda
 }  // namespace batchchol

@@ -81,11 +81,11 @@ bool potrf_single_applies(const at::Tensor& A, int64_t batch, int64_t n) {
   // Under CUDA-graph capture the library's kernels, whose capture the tests check.
   if (c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None)
     return false;
-  bool blocked = false;
+  bool candidate = false;
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(A.scalar_type(), "batchchol_potrf_single", [&] {
-    blocked = potrf_uses_blocked<scalar_t>(static_cast<int>(n));
+    candidate = potrf_single_candidate<scalar_t>(static_cast<int>(n));
   });
-  return blocked;
+  return candidate;
 }
 
 void potrf_single(const at::Tensor& A, bool upper, at::Tensor& L, at::Tensor& info) {

@@ -33,6 +33,11 @@ constexpr int tile_warps(int n) {
 // opt into.
 bool tile_fits(int n, size_t elem_size);
 
+// Whether the tile families' float64 trailing updates run on the MMAs: on sm_80 and later
+// (the current device), unless BATCHCHOL_TILE_MMA is 0 (an A/B switch, read at every
+// call). The size dispatch gives tile16 its float64 orders 145..160 only then.
+bool tile_float64_mma();
+
 // warps: 8 or 16 warps per block.
 void launch_potrf_tile(const float* A, float* L, int* info, int64_t batch, int n, bool upper,
                        int warps, cudaStream_t stream);

@@ -158,23 +158,10 @@ size_t tile_smem_bytes(int n, size_t elem_size) {
   return (size_t(tile_count(nt) + 1) * kTileElems + 2 * kTile) * elem_size;
 }
 
-// Whether the float64 trailing updates run on the MMAs (tile_gemm_nt_dmma): on sm_80 and
-// later, unless BATCHCHOL_TILE_MMA is 0 (an A/B switch, read at every call). The kMma
-// instances exist on every architecture the build targets (a launched template's
-// arguments must not depend on __CUDA_ARCH__); below sm_80 dmma_m8n8k4 traps.
-template <typename T>
-bool tile_uses_mma() {
-  if constexpr (!std::is_same_v<T, double>) {
-    return false;
-  } else {
-    const char* env = std::getenv("BATCHCHOL_TILE_MMA");
-    if (env != nullptr && std::strcmp(env, "0") == 0) return false;
-    return at::cuda::getCurrentDeviceProperties()->major >= 8;
-  }
-}
-
 // Calls f(integral_constant<int, NT>{}, integral_constant<bool, kMma>{}) for NT = 32 *
-// warps threads (8 or 16 warps) and kMma = tile_uses_mma<T>().
+// warps threads (8 or 16 warps), kMma for float64 where tile_float64_mma() holds. The
+// kMma instances exist on every architecture the build targets (a launched template's
+// arguments must not depend on __CUDA_ARCH__); below sm_80 dmma_m8n8k4 traps.
 template <typename T, typename F>
 void with_tile_variant(int warps, F&& f) {
   const auto threads = [&](auto mma) {
@@ -182,7 +169,7 @@ void with_tile_variant(int warps, F&& f) {
     f(std::integral_constant<int, 256>{}, mma);
   };
   if constexpr (std::is_same_v<T, double>) {
-    if (tile_uses_mma<T>()) return threads(std::true_type{});
+    if (tile_float64_mma()) return threads(std::true_type{});
   }
   threads(std::false_type{});
 }
@@ -256,6 +243,12 @@ void launch_tile_groups_any(const T* A, T* L, int* info, const RaggedBatch& rb,
 }
 
 }  // namespace
+
+bool tile_float64_mma() {
+  const char* env = std::getenv("BATCHCHOL_TILE_MMA");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  return at::cuda::getCurrentDeviceProperties()->major >= 8;
+}
 
 bool tile_fits(int n, size_t elem_size) {
   // The kernel's one static int (info_s) comes out of the same budget.
