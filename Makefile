@@ -27,7 +27,7 @@ BUILD_STAMP := $(VENV)/.batchchol-build
 BUILD_LOG := $(VENV)/build.log
 SOURCES := $(shell find csrc -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null)
 
-.PHONY: demo test sass-check cpp-example bench clean distclean setup
+.PHONY: demo test sass-check cpp-example bench clean distclean setup device-wheels
 
 demo: $(BUILD_STAMP)
 	$(PY) -m torch_batchchol.demo
@@ -71,6 +71,13 @@ $(BUILD_STAMP): $(DEPS_STAMP) setup.py pyproject.toml $(SOURCES)
 	@grep -q '^pip exit 0$$' $(BUILD_LOG) || { tail -n 80 $(BUILD_LOG); exit 1; }
 	$(PY) -c "import torch_batchchol as tb; print('torch_batchchol built, CUDA kernels:', tb.cuda_kernels_built())"
 	touch $@
+
+# Wheels for a GPU machine without a package index (tools/gpu_session.sh installs .whl/
+# there): the parallel / timeout pytest plugins its test mode uses, and expecttest, which
+# torch.testing._internal (tests/test_pytorch_samples.py) imports and a bare torch
+# environment may lack.
+device-wheels: $(DEPS_STAMP)
+	$(PY) -m pip download -q --no-deps -d .whl pytest-xdist execnet pytest-timeout expecttest
 
 # The C++ example, against a CMake build of the same sources (CPU unless
 # CPP_WITH_CUDA=ON), run on the CPU.

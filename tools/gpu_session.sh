@@ -11,6 +11,7 @@
 #   bench-vbatched: bench_vbatched
 #   bench-vbatched-solves: bench_vbatched_solves (potrs / trsm_vbatched)
 # Several modes run in order: bash tools/gpu_session.sh kernels tests
+# Carry .whl (`make device-wheels` fills it) for the pytest plugins and expecttest.
 # Logs and results go to $OUT; every step has its own time limit.
 set -u
 OUT=${OUT:-/tmp/out}
