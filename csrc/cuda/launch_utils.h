@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -16,6 +18,14 @@ namespace cuda {
 // Largest dynamic shared memory a block may opt into on the current device.
 inline size_t max_dynamic_smem() {
   return at::cuda::getCurrentDeviceProperties()->sharedMemPerBlockOptin;
+}
+
+// Whether a kernel's float64 MMA form (mma.m8n8k4.f64, dmma.cuh) runs: on sm_80 and later
+// (the current device), unless the A/B switch `name` is 0 (read at every call).
+inline bool float64_mma_on(const char* name) {
+  const char* env = std::getenv(name);
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  return at::cuda::getCurrentDeviceProperties()->major >= 8;
 }
 
 // Kernels needing more than the default 48 KB must opt in before launch, once per

@@ -87,6 +87,10 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
 constexpr int kF64BlockedFrom = 129;
 constexpr int kF64Tile16From = 145;
 constexpr int kF64Tile16To = 160;
+template <typename T>
+constexpr bool f64_tile16_order(int n) {
+  return std::is_same_v<T, double> && n >= kF64Tile16From && n <= kF64Tile16To;
+}
 
 // The family used for order n: the tuned table, or BATCHCHOL_POTRF_KERNEL when it names
 // a family that supports n.
@@ -136,8 +140,7 @@ PotrfKernel choose_potrf_kernel(int n) {
   // (~185) is too close to call. (Measured before the early first tile, which made
   // tile16 160 3.7% faster on an H200.) Without the MMA update (below sm_80, or
   // BATCHCHOL_TILE_MMA=0) blocked keeps 145..160: tile16 160 took 3.62 ms there.
-  const bool tile16_range = std::is_same_v<T, double> && n >= kF64Tile16From &&
-                            n <= kF64Tile16To && tile_float64_mma();
+  const bool tile16_range = f64_tile16_order<T>(n) && tile_float64_mma();
   const bool blocked_range = std::is_same_v<T, double> && n >= kF64BlockedFrom && !tile16_range;
   if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range)
     return tile_warps<T>(n) == 16 ? PotrfKernel::kTile16 : PotrfKernel::kTile;
@@ -198,8 +201,7 @@ bool potrf_uses_wide(int n) {
 
 template <typename T>
 bool potrf_single_candidate(int n) {
-  return choose_potrf_kernel<T>(n) == PotrfKernel::kBlocked ||
-         (std::is_same_v<T, double> && n >= kF64Tile16From && n <= kF64Tile16To);
+  return choose_potrf_kernel<T>(n) == PotrfKernel::kBlocked || f64_tile16_order<T>(n);
 }
 
 #define BATCHCHOL_INSTANTIATE(T)                                                          \

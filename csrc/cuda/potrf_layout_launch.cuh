@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -143,9 +142,7 @@ bool blocked_left_mma(const char* name) {
   if constexpr (!left_update_has_mma<T>()) {
     return false;
   } else {
-    const char* env = std::getenv(name);
-    if (env != nullptr && std::strcmp(env, "0") == 0) return false;
-    return at::cuda::getCurrentDeviceProperties()->major >= 8;
+    return float64_mma_on(name);
   }
 }
 

@@ -239,7 +239,9 @@ __device__ __forceinline__ void tile_gemm_nt(T* c, const T* a, const T* b) {
 // distinct r & 7 and two chunks each, so a fragment read is two conflict-free 128-byte
 // wavefronts in the swizzled layout, and an accumulator's 8 x 2 entries per lane
 // group are chunks in distinct bank groups. kDiag (a diagonal tile): the six 8 x 8
-// blocks above the diagonal are skipped (the tile's upper part is never read).
+// blocks above the diagonal are skipped (the tile's upper part is never read). (Not
+// dmma_tiles_k32, update_dmma.cuh: its operands sit at a fixed pitch, while here a
+// fragment's column offset is an XOR with the row at every k step.)
 template <bool kDiag>
 __device__ __forceinline__ void tile_gemm_nt_dmma(double* c, const double* a, const double* b) {
   const int lane = threadIdx.x & 31;

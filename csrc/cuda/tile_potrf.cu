@@ -1,14 +1,11 @@
 // The tile potrf kernel (tile_chol.cuh): staging between memory and the packed tiles,
 // and its launches.
-#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <atomic>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -244,11 +241,7 @@ void launch_tile_groups_any(const T* A, T* L, int* info, const RaggedBatch& rb,
 
 }  // namespace
 
-bool tile_float64_mma() {
-  const char* env = std::getenv("BATCHCHOL_TILE_MMA");
-  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
-  return at::cuda::getCurrentDeviceProperties()->major >= 8;
-}
+bool tile_float64_mma() { return float64_mma_on("BATCHCHOL_TILE_MMA"); }
 
 bool tile_fits(int n, size_t elem_size) {
   // The kernel's one static int (info_s) comes out of the same budget.
