@@ -1,0 +1,211 @@
+// Where the tile potrf family's time goes (tile_chol.cuh), on a GPU, without torch.
+//
+// The kernel below is tile_potrf's loop with clock64 stamps at its block barriers, built
+// from the same device routines and staging (tile_stage.cuh), so its full variant should
+// time like the library's kernel. Each variant then leaves one phase out: the diagonal
+// tiles' pivot chains (warp 0), the panel solves, the trailing updates, or the memory
+// traffic (stage-in and write-out). What a phase's absence saves is what making that
+// phase free could give, with the two blocks per SM overlapping each other as they do;
+// the stamps say how long one block waits in each phase.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Icsrc $(python3 -c 'import torch.utils.cpp_extension as c;
+//     print(" ".join("-I" + p for p in c.include_paths()))') tools/tile_phase_probe.cu -o /tmp/probe
+//   /tmp/probe            (float64 96 / 128 on tile, 160 on tile16; float32 192 / 256)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "cuda/tile_chol.cuh"
+#include "cuda/tile_stage.cuh"
+
+using namespace batchchol::cuda;
+
+#define CHECK(x)                                                                     \
+  do {                                                                               \
+    cudaError_t e_ = (x);                                                            \
+    if (e_ != cudaSuccess) {                                                         \
+      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                  \
+    }                                                                                \
+  } while (0)
+
+enum Skip { kNone = 0, kNoDiag = 1, kNoPanel = 2, kNoUpdate = 4, kNoMemory = 8 };
+enum Stamp { kAtStage, kAtDiag, kAtPanel, kAtUpdate, kAtOut, kStamps };
+
+template <typename T, int NT, bool kMma, int kSkip>
+__global__ void __launch_bounds__(NT, 512 / NT)
+    probe_kernel(const T* A, T* L, int n, long long* stamps) {
+  extern __shared__ __align__(16) unsigned char raw[];
+  const int nt = (n + kTile - 1) / kTile;
+  const TileSmem<T> sm(raw, nt);
+  const long long b = blockIdx.x;
+  const T* a = A + b * n * n;
+  long long acc[kStamps] = {};
+  long long t = clock64();
+  const auto mark = [&](int phase) {
+    const long long now = clock64();
+    acc[phase] += now - t;
+    t = now;
+  };
+  if (kSkip & kNoDiag) {  // what the panel solve reads: L_kk = I
+    for (int e = threadIdx.x; e < kTileElems; e += NT) sm.col[e] = e % (kTile + 1) == 0;
+  }
+  if (kSkip & kNoMemory) {
+    for (int e = threadIdx.x; e < tile_count(nt) * kTileElems; e += NT) {
+      const int r = (e % kTileElems) / kTile, c = e % kTile;
+      sm.s[e] = r == c ? T(n) : T(0.5);  // diagonally dominant, so the chains stay finite
+    }
+  } else {
+    tile_stage_in<T, NT>(sm.s, a, n, nt, false);
+  }
+  __syncthreads();  // tile (0, 0) staged for warp 0, as tile_potrf.cu's kernels do
+  const TileSegmentOut<T> out{L + b * n * n, sm.s, n, nt, false};
+  const int warp = threadIdx.x / 32;
+  for (int k = 0; k < nt; ++k) {
+    if (warp == 0) {
+      if (!(kSkip & kNoDiag)) tile_factor_diag(tile_at(sm.s, k, k), sm.col, sm.cb);
+    } else if (k > 0 && !(kSkip & kNoMemory)) {
+      out.segment(k - 1, threadIdx.x - kTile, NT - kTile);
+    }
+    if (k == 0) {
+      cp_async_wait<0>();
+      __syncthreads();
+      mark(kAtStage);  // includes the first diagonal tile, which overlaps the stage-in
+    } else {
+      __syncthreads();
+      mark(kAtDiag);
+    }
+    if (k + 1 < nt) {
+      if (!(kSkip & kNoPanel)) tile_solve_panel(sm.s, nt, k, sm.col);
+      __syncthreads();
+      mark(kAtPanel);
+      if (!(kSkip & kNoUpdate)) tile_update_trailing<T, kMma>(sm.s, nt, k);
+      __syncthreads();
+      mark(kAtUpdate);
+    }
+  }
+  if (!(kSkip & kNoMemory)) out.segment(nt - 1, threadIdx.x, NT);
+  __syncthreads();
+  mark(kAtOut);
+  if (threadIdx.x == 0)
+    for (int p = 0; p < kStamps; ++p) stamps[b * kStamps + p] = acc[p];
+}
+
+template <typename T>
+void make_spd(std::vector<T>& A, int n, int batch) {
+  unsigned s = 12345;
+  const auto rnd = [&] { return T((s = s * 1664525u + 1013904223u) >> 8) / T(1 << 24) - T(0.5); };
+  for (int b = 0; b < batch; ++b) {
+    T* m = A.data() + size_t(b) * n * n;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j <= i; ++j) m[i * n + j] = m[j * n + i] = i == j ? T(n) : rnd();
+  }
+}
+
+// ||A - L L^T||_max / n for matrix 0 (the full variant only).
+template <typename T>
+double residual(const std::vector<T>& A, const std::vector<T>& L, int n) {
+  double worst = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j <= i; ++j) {
+      double s = 0;
+      for (int p = 0; p <= j; ++p) s += double(L[i * n + p]) * double(L[j * n + p]);
+      worst = std::max(worst, std::fabs(s - double(A[i * n + j])));
+    }
+  return worst / n;
+}
+
+template <typename T, int NT, bool kMma, int kSkip>
+void run_variant(const char* name, const T* dA, T* dL, int n, int batch, long long* dstamps,
+                 int clock_khz, int sms) {
+  auto kernel = probe_kernel<T, NT, kMma, kSkip>;
+  const size_t smem = tile_smem_bytes(n, sizeof(T));
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  int per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, NT, smem));
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  std::vector<float> ms;
+  for (int r = 0; r < 8; ++r) {
+    CHECK(cudaEventRecord(e0));
+    kernel<<<batch, NT, smem>>>(dA, dL, n, dstamps);
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float m;
+    CHECK(cudaEventElapsedTime(&m, e0, e1));
+    if (r >= 2) ms.push_back(m);
+  }
+  CHECK(cudaGetLastError());
+  std::sort(ms.begin(), ms.end());
+  const float med = ms[ms.size() / 2];
+  std::vector<long long> st(size_t(batch) * kStamps);
+  CHECK(cudaMemcpy(st.data(), dstamps, st.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+  double mean[kStamps] = {};
+  for (int b = 0; b < batch; ++b)
+    for (int p = 0; p < kStamps; ++p) mean[p] += double(st[size_t(b) * kStamps + p]) / batch;
+  double total = 0;
+  for (double m : mean) total += m;
+  // SM cycles per matrix: the kernel's time over the matrices each SM factors.
+  const double per_matrix = double(med) * clock_khz / (double(batch) / sms);
+  std::printf("  %-10s %8.3f ms  %6.0f cyc/matrix/SM  block %6.0f cyc:", name, med, per_matrix,
+              total);
+  const char* names[kStamps] = {"stage+d0", "diag", "panel", "update", "out"};
+  for (int p = 0; p < kStamps; ++p) std::printf(" %s %5.1f%%", names[p], 100 * mean[p] / total);
+  std::printf("  (%d blocks/SM)\n", per_sm);
+  CHECK(cudaEventDestroy(e0));
+  CHECK(cudaEventDestroy(e1));
+}
+
+template <typename T, int NT, bool kMma>
+void probe_case(int n, int batch, int clock_khz, int sms) {
+  std::printf("%s n = %d, batch %d, %d threads, %s update\n",
+              sizeof(T) == 8 ? "float64" : "float32", n, batch, NT, kMma ? "MMA" : "FMA");
+  std::vector<T> A(size_t(batch) * n * n), L(A.size());
+  make_spd(A, n, batch);
+  T *dA, *dL;
+  long long* dstamps;
+  CHECK(cudaMalloc(&dA, A.size() * sizeof(T)));
+  CHECK(cudaMalloc(&dL, A.size() * sizeof(T)));
+  CHECK(cudaMalloc(&dstamps, size_t(batch) * kStamps * sizeof(long long)));
+  CHECK(cudaMemcpy(dA, A.data(), A.size() * sizeof(T), cudaMemcpyHostToDevice));
+  run_variant<T, NT, kMma, kNone>("full", dA, dL, n, batch, dstamps, clock_khz, sms);
+  CHECK(cudaMemcpy(L.data(), dL, size_t(n) * n * sizeof(T), cudaMemcpyDeviceToHost));
+  std::vector<T> all(A.size());
+  CHECK(cudaMemcpy(all.data(), dL, all.size() * sizeof(T), cudaMemcpyDeviceToHost));
+  unsigned long long h = 1469598103934665603ull;  // FNV-1a of every factor's bytes
+  for (const unsigned char* p = reinterpret_cast<const unsigned char*>(all.data()),
+                            *e = p + all.size() * sizeof(T);
+       p != e; ++p)
+    h = (h ^ *p) * 1099511628211ull;
+  std::printf("  full variant: max |A - L L^T| / n = %.2e, output hash %016llx\n",
+              residual(A, L, n), h);
+  run_variant<T, NT, kMma, kNoDiag>("no-diag", dA, dL, n, batch, dstamps, clock_khz, sms);
+  run_variant<T, NT, kMma, kNoPanel>("no-panel", dA, dL, n, batch, dstamps, clock_khz, sms);
+  run_variant<T, NT, kMma, kNoUpdate>("no-update", dA, dL, n, batch, dstamps, clock_khz, sms);
+  run_variant<T, NT, kMma, kNoMemory>("no-memory", dA, dL, n, batch, dstamps, clock_khz, sms);
+  run_variant<T, NT, kMma, kNoDiag | kNoPanel | kNoUpdate>("memory", dA, dL, n, batch, dstamps,
+                                                           clock_khz, sms);
+  CHECK(cudaFree(dA));
+  CHECK(cudaFree(dL));
+  CHECK(cudaFree(dstamps));
+}
+
+int main() {
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  int clock_khz = 0;
+  CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  std::printf("%s, %d SMs, %d MHz\n", prop.name, prop.multiProcessorCount, clock_khz / 1000);
+  const int sms = prop.multiProcessorCount;
+  probe_case<double, 256, true>(96, 10000, clock_khz, sms);
+  probe_case<double, 256, true>(128, 10000, clock_khz, sms);
+  probe_case<double, 512, true>(160, 10000, clock_khz, sms);
+  probe_case<float, 256, false>(192, 10000, clock_khz, sms);
+  probe_case<float, 512, false>(256, 10000, clock_khz, sms);
+  return 0;
+}
