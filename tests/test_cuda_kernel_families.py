@@ -212,10 +212,11 @@ def test_blocked_left_mma(monkeypatch, kernel, group, upper):
 
 
 def _tile_smem_bytes(n, elem_size):
-    """Shared memory of a tile-family block of order n (tile_potrf.cu's tile_smem_bytes,
-    plus the static info word tile_fits counts)."""
+    """Shared memory of a tile-family block of order n (tile_stage.cuh's tile_smem_bytes:
+    the packed tiles, the panel solve's tile, the chain's three column buffers; plus the
+    static info word tile_fits counts)."""
     nt = (n + 31) // 32
-    return ((nt * (nt + 1) // 2 + 1) * 1024 + 64) * elem_size + 16
+    return ((nt * (nt + 1) // 2 + 1) * 1024 + 96) * elem_size + 16
 
 
 @pytest.mark.parametrize("family", ["tile", "tile16"])

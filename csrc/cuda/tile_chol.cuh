@@ -76,49 +76,78 @@ __device__ __forceinline__ typename TileChunk<T>::type tile_chunk(const T* t, in
 // Factors the 32 x 32 lower matrix whose rows one warp holds (lane r: row r in a[],
 // zeros past the diagonal; real types) and returns its info (1-based, 0 when it
 // factored); afterwards a[j] = L(r, j) for j <= r (entries past the diagonal are
-// scratch) and rdiag = 1 / L(r, r). `cb` is 64 elements of the warp's shared memory,
-// 16-byte aligned.
+// scratch) and rdiag = 1 / L(r, r). `cb` is kChainBuf elements of the warp's shared
+// memory, 16-byte aligned.
 //
 // This factorization is the serial chain of the tile family (one warp, while the block's
 // other warps wait) and of the blocked family's diagonal kernel, so each step keeps only
-// what the next pivot needs: the raw column k is published to `cb`
-// (double-buffered by the parity of k: one __syncwarp per step), read back as 16-byte
-// broadcasts, and the rows are updated with a_rk / d_k = (a_rk rsqrt_(d_k)) rsqrt_(d_k)
-// (no division with its slow-path branch on the chain: float64 n = 80..128 8-25%
-// faster, float32 200..256 7-13%; results/h100-2026-11-25-rsqrt-pivot-ab.txt). The
-// square roots and the scaling L(r, k) = a_rk / sqrt(d_k) wait until after the last
-// step: inside the loop their long sequences and slow-path branches sat between one
-// pivot and the next (the scheduler does not move work across those branches). The
-// scaling multiplies by the reciprocal of sqrt(d_k), as xPOTF2 does.
+// what the next pivot needs on its path: the raw column k + 1 is published to `cb` as
+// soon as entry k + 1 has step k's update (one __syncwarp per step), and the rest of
+// step k's updates run after that __syncwarp, beside the next pivot's loads and
+// reciprocal square root. (Before, step k's 31 - k multiply-adds issued ahead of the
+// __syncwarp, in order, on the chain: the pivot's latency and the bulk added up; the
+// phase probe, tools/tile_phase_probe.cu, put the diagonal tiles at ~45% of a tile
+// block's time for float64 n = 128.) Three buffers, by k % 3: a lane may still read
+// column k after the __syncwarp of step k + 1 while another lane publishes column k + 2.
+// The rows are updated with a_rk / d_k = (a_rk rsqrt_(d_k)) rsqrt_(d_k) (no division
+// with its slow-path branch on the chain: float64 n = 80..128 8-25% faster, float32
+// 200..256 7-13%; results/h100-2026-11-25-rsqrt-pivot-ab.txt). The square roots and the
+// scaling L(r, k) = a_rk / sqrt(d_k) wait until after the last step: inside the loop
+// their long sequences and slow-path branches sat between one pivot and the next. The
+// scaling multiplies by the reciprocal of sqrt(d_k), as xPOTF2 does. Every entry sees
+// the same operations in the same order as in the unpipelined chain (the same bits).
+constexpr int kChainBuf = 3 * kTile;
+
 template <typename T>
 __device__ __forceinline__ int potrf_rows_chain(T (&a)[kTile], T* cb, T& rdiag) {
   using Chunk = TileChunk<T>;
   constexpr int V = Chunk::kLen;
   const int lane = threadIdx.x & 31;
+  const auto column = [&](int k) { return cb + (k % 3) * kTile; };
   int info = 0;
   T d_own = T(1);  // d_r, the pivot of this lane's row
-#pragma unroll
-  for (int k = 0; k < kTile; ++k) {
-    T* c = cb + (k & 1) * kTile;
-    c[lane] = a[k];
-    __syncwarp();
+  T f = T(0);      // a_rk / d_k for the current step k
+  T next = T(0);   // column k's entry in row k + 1
+  // Pivot k from column k once published: the info, and the entry the next pivot's
+  // update needs first; returns d_k.
+  const auto load_pivot = [&](int k) {
+    const T* c = column(k);
     const T dk = c[k];
     if (!pivot_ok(dk) && info == 0) info = k + 1;
     if (lane == k) d_own = dk;
+    if (k + 1 < kTile) next = c[k + 1];
+    return dk;
+  };
+  const auto factor = [&](int k, T dk) {
     const T inv = rsqrt_(dk);
-    const T f = (a[k] * inv) * inv;  // a_rk / d_k; inv * inv overflows for subnormal d_k
+    return (a[k] * inv) * inv;  // inv * inv overflows for subnormal d_k
+  };
+  column(0)[lane] = a[0];
+  __syncwarp();
+  f = factor(0, load_pivot(0));
 #pragma unroll
-    for (int q = (k + 1) / V; q < kTile / V; ++q) {
+  for (int k = 0; k + 1 < kTile; ++k) {
+    a[k + 1] -= f * next;
+    column(k + 1)[lane] = a[k + 1];
+    __syncwarp();
+    const T d_next = load_pivot(k + 1);
+    // The rest of step k, ahead of the reciprocal square root's branch (its slow path
+    // ends the scheduler's block): the multiply-adds fill the latency of the pivot's load
+    // and of its square root.
+    const T* c = column(k);
+#pragma unroll
+    for (int q = (k + 2) / V; q < kTile / V; ++q) {
       const auto ch = *reinterpret_cast<const typename Chunk::type*>(c + q * V);
 #pragma unroll
       for (int u = 0; u < V; ++u)
-        if (q * V + u > k) a[q * V + u] -= f * Chunk::get(ch, u);
+        if (q * V + u > k + 1) a[q * V + u] -= f * Chunk::get(ch, u);
     }
+    f = factor(k + 1, d_next);
   }
-  // The even buffer was last read at step 30, before step 31's __syncwarp.
+  // Column 29's buffer was last read before step 30's __syncwarp.
   const T s_own = sqrt(d_own);
   rdiag = T(1) / s_own;
-  T* r = cb;
+  T* r = column(kTile - 3);
   r[lane] = rdiag;
   __syncwarp();
 #pragma unroll
@@ -333,7 +362,7 @@ __device__ int tile_potrf(T* s, T* col, T* cb, int nt, int* info_s, const Out& o
       out.segment(k - 1, threadIdx.x - kTile, blockDim.x - kTile);
     }
     // The stage's tiles past (0, 0) may still be arriving while the first diagonal tile
-    // is factored (tile_potrf.cu's tile_stage_in).
+    // is factored (tile_stage.cuh's tile_stage_in).
     if (k == 0) cp_async_wait<0>();
     __syncthreads();
     if (k + 1 < nt) {

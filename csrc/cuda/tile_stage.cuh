@@ -84,7 +84,7 @@ struct TileSmem {  // the kernel's dynamic shared memory
 // The packed triangle, the panel solve's tile (col) and the pivot column buffer (cb).
 inline size_t tile_smem_bytes(int n, size_t elem_size) {
   const int nt = (n + kTile - 1) / kTile;
-  return (size_t(tile_count(nt) + 1) * kTileElems + 2 * kTile) * elem_size;
+  return (size_t(tile_count(nt) + 1) * kTileElems + kChainBuf) * elem_size;
 }
 
 }  // namespace cuda
