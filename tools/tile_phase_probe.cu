@@ -33,8 +33,25 @@ using namespace batchchol::cuda;
     }                                                                                \
   } while (0)
 
-enum Skip { kNone = 0, kNoDiag = 1, kNoPanel = 2, kNoUpdate = 4, kNoMemory = 8 };
+// Phases left out, or kLookahead: step k's update in two parts, tile column k + 1 first
+// (all warps), the rest beside the next diagonal tile's chain (warps 1..), as many block
+// barriers as the plain loop.
+enum Variant { kNone = 0, kNoDiag = 1, kNoPanel = 2, kNoUpdate = 4, kNoMemory = 8, kLookahead = 16 };
 enum Stamp { kAtStage, kAtDiag, kAtPanel, kAtUpdate, kAtOut, kStamps };
+
+// Tile (I, J) minus L(I, k) L(J, k)^T, by one warp.
+template <typename T, bool kMma>
+__device__ __forceinline__ void update_tile(T* s, int I, int J, int k) {
+  if constexpr (kMma) {
+    if (I == J) {
+      tile_gemm_nt_dmma<true>(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+    } else {
+      tile_gemm_nt_dmma<false>(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+    }
+  } else {
+    tile_gemm_nt(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+  }
+}
 
 template <typename T, int NT, bool kMma, int kSkip>
 __global__ void __launch_bounds__(NT, 512 / NT)
@@ -68,8 +85,16 @@ __global__ void __launch_bounds__(NT, 512 / NT)
   for (int k = 0; k < nt; ++k) {
     if (warp == 0) {
       if (!(kSkip & kNoDiag)) tile_factor_diag(tile_at(sm.s, k, k), sm.col, sm.cb);
-    } else if (k > 0 && !(kSkip & kNoMemory)) {
-      out.segment(k - 1, threadIdx.x - kTile, NT - kTile);
+    } else if (k > 0) {
+      if (!(kSkip & kNoMemory)) out.segment(k - 1, threadIdx.x - kTile, NT - kTile);
+      if (kSkip & kLookahead) {  // step k - 1's update of tile columns k + 1 ..
+        const int m = nt - 1 - k;
+        for (int l = warp - 1; l < m * (m + 1) / 2; l += NT / 32 - 1) {
+          int ti, tj;
+          tri_index(l, ti, tj);
+          update_tile<T, kMma>(sm.s, k + 1 + ti, k + 1 + tj, k - 1);
+        }
+      }
     }
     if (k == 0) {
       cp_async_wait<0>();
@@ -83,7 +108,11 @@ __global__ void __launch_bounds__(NT, 512 / NT)
       if (!(kSkip & kNoPanel)) tile_solve_panel(sm.s, nt, k, sm.col);
       __syncthreads();
       mark(kAtPanel);
-      if (!(kSkip & kNoUpdate)) tile_update_trailing<T, kMma>(sm.s, nt, k);
+      if (kSkip & kLookahead) {  // tile column k + 1 only
+        for (int I = k + 1 + warp; I < nt; I += NT / 32) update_tile<T, kMma>(sm.s, I, k + 1, k);
+      } else if (!(kSkip & kNoUpdate)) {
+        tile_update_trailing<T, kMma>(sm.s, nt, k);
+      }
       __syncthreads();
       mark(kAtUpdate);
     }
@@ -184,6 +213,9 @@ void probe_case(int n, int batch, int clock_khz, int sms) {
     h = (h ^ *p) * 1099511628211ull;
   std::printf("  full variant: max |A - L L^T| / n = %.2e, output hash %016llx\n",
               residual(A, L, n), h);
+  run_variant<T, NT, kMma, kLookahead>("lookahead", dA, dL, n, batch, dstamps, clock_khz, sms);
+  CHECK(cudaMemcpy(L.data(), dL, size_t(n) * n * sizeof(T), cudaMemcpyDeviceToHost));
+  std::printf("  lookahead: max |A - L L^T| / n = %.2e\n", residual(A, L, n));
   run_variant<T, NT, kMma, kNoDiag>("no-diag", dA, dL, n, batch, dstamps, clock_khz, sms);
   run_variant<T, NT, kMma, kNoPanel>("no-panel", dA, dL, n, batch, dstamps, clock_khz, sms);
   run_variant<T, NT, kMma, kNoUpdate>("no-update", dA, dL, n, batch, dstamps, clock_khz, sms);

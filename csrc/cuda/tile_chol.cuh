@@ -339,7 +339,12 @@ __device__ __forceinline__ void tile_update_trailing(T* s, int nt, int k) {
 // place. Returns the LAPACK info on every thread. (A look-ahead version, which factored
 // diagonal tile k + 1 with warp 0 while the other warps finished the update of step k,
 // was slower at every size measured: the extra barrier phase for tile column k + 1
-// costs more than the little update left to overlap when nt <= 10.)
+// costs more than the little update left to overlap when nt <= 10. Again with as many
+// barriers as this loop, tile column k + 1's update first, the rest beside the next
+// chain (tools/tile_phase_probe.cu's lookahead, H200,
+// results/h200-2026-11-28-chain-pipeline-probe-ab.txt): with the pipelined chain,
+// float64 96 / 128 / 160 7% / 3% / 0.7% slower, float32 192 / 256 3% / 0.4%; before it,
+// float64 128 / 160 3-4% faster. The other warps' MMAs slow the chain they overlap.)
 //
 // While warp 0 factors diagonal tile k, the block's other warps hand tile column k - 1,
 // final since the panel solve of step k - 1, to out.segment(k - 1, thread, threads)
