@@ -6,7 +6,8 @@
 // tiles' pivot chains (warp 0), the panel solves, the trailing updates, or the memory
 // traffic (stage-in and write-out). What a phase's absence saves is what making that
 // phase free could give, with the two blocks per SM overlapping each other as they do;
-// the stamps say how long one block waits in each phase.
+// the stamps say how long one block waits in each phase. Last, the pivot chain alone
+// (potrf_rows_chain, one diagonal tile) with one and four warps per SM: its latency.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icsrc $(python3 -c 'import torch.utils.cpp_extension as c;
 //     print(" ".join("-I" + p for p in c.include_paths()))') tools/tile_phase_probe.cu -o /tmp/probe
@@ -227,6 +228,62 @@ void probe_case(int n, int batch, int clock_khz, int sms) {
   CHECK(cudaFree(dstamps));
 }
 
+// potrf_rows_chain on one 32 x 32 matrix per warp, reps times (each one's input depends
+// on the last one's output), 128 registers as in the tile kernels.
+template <typename T>
+__global__ void __launch_bounds__(128, 4) chain_kernel(const T* A, T* out, int reps) {
+  __shared__ __align__(16) T cb[4 * kChainBuf];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+  const T* a0 = A + (blockIdx.x % 64) * kTileElems;
+  T acc = 0;
+  for (int r = 0; r < reps; ++r) {
+    T a[kTile];
+#pragma unroll
+    for (int j = 0; j < kTile; ++j) a[j] = (j <= lane ? a0[lane * kTile + j] : T(0)) + acc * T(1e-30);
+    T rdiag;
+    const int info = potrf_rows_chain(a, cb + warp * kChainBuf, rdiag);
+    acc = rdiag + T(info);
+#pragma unroll
+    for (int j = 0; j < kTile; ++j) acc += j <= lane ? a[j] : T(0);
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+template <typename T>
+void chain_case(int sms, int clock_khz) {
+  std::vector<T> A(64 * kTileElems);
+  make_spd(A, kTile, 64);
+  T *dA, *dout;
+  CHECK(cudaMalloc(&dA, A.size() * sizeof(T)));
+  CHECK(cudaMalloc(&dout, size_t(sms) * 128 * sizeof(T)));
+  CHECK(cudaMemcpy(dA, A.data(), A.size() * sizeof(T), cudaMemcpyHostToDevice));
+  const int reps = 400;
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  for (int warps : {1, 4}) {
+    std::vector<float> ms;
+    for (int i = 0; i < 7; ++i) {
+      CHECK(cudaEventRecord(e0));
+      chain_kernel<T><<<sms, 32 * warps>>>(dA, dout, reps);
+      CHECK(cudaEventRecord(e1));
+      CHECK(cudaEventSynchronize(e1));
+      float m;
+      CHECK(cudaEventElapsedTime(&m, e0, e1));
+      if (i >= 2) ms.push_back(m);
+    }
+    CHECK(cudaGetLastError());
+    std::sort(ms.begin(), ms.end());
+    const double cyc = double(ms[ms.size() / 2]) * clock_khz / reps;
+    std::printf("%s pivot chain, %d warp(s) per SM: %.0f cycles a tile (%.0f a step)\n",
+                sizeof(T) == 8 ? "float64" : "float32", warps, cyc, cyc / kTile);
+  }
+  CHECK(cudaEventDestroy(e0));
+  CHECK(cudaEventDestroy(e1));
+  CHECK(cudaFree(dA));
+  CHECK(cudaFree(dout));
+}
+
 int main() {
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -239,5 +296,7 @@ int main() {
   probe_case<double, 512, true>(160, 10000, clock_khz, sms);
   probe_case<float, 256, false>(192, 10000, clock_khz, sms);
   probe_case<float, 512, false>(256, 10000, clock_khz, sms);
+  chain_case<double>(sms, clock_khz);
+  chain_case<float>(sms, clock_khz);
   return 0;
 }
