@@ -40,20 +40,6 @@ using namespace batchchol::cuda;
 enum Variant { kNone = 0, kNoDiag = 1, kNoPanel = 2, kNoUpdate = 4, kNoMemory = 8, kLookahead = 16 };
 enum Stamp { kAtStage, kAtDiag, kAtPanel, kAtUpdate, kAtOut, kStamps };
 
-// Tile (I, J) minus L(I, k) L(J, k)^T, by one warp.
-template <typename T, bool kMma>
-__device__ __forceinline__ void update_tile(T* s, int I, int J, int k) {
-  if constexpr (kMma) {
-    if (I == J) {
-      tile_gemm_nt_dmma<true>(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
-    } else {
-      tile_gemm_nt_dmma<false>(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
-    }
-  } else {
-    tile_gemm_nt(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
-  }
-}
-
 template <typename T, int NT, bool kMma, int kSkip>
 __global__ void __launch_bounds__(NT, 512 / NT)
     probe_kernel(const T* A, T* L, int n, long long* stamps) {
@@ -93,7 +79,7 @@ __global__ void __launch_bounds__(NT, 512 / NT)
         for (int l = warp - 1; l < m * (m + 1) / 2; l += NT / 32 - 1) {
           int ti, tj;
           tri_index(l, ti, tj);
-          update_tile<T, kMma>(sm.s, k + 1 + ti, k + 1 + tj, k - 1);
+          tile_update_one<T, kMma>(sm.s, k + 1 + ti, k + 1 + tj, k - 1);
         }
       }
     }
@@ -110,7 +96,7 @@ __global__ void __launch_bounds__(NT, 512 / NT)
       __syncthreads();
       mark(kAtPanel);
       if (kSkip & kLookahead) {  // tile column k + 1 only
-        for (int I = k + 1 + warp; I < nt; I += NT / 32) update_tile<T, kMma>(sm.s, I, k + 1, k);
+        for (int I = k + 1 + warp; I < nt; I += NT / 32) tile_update_one<T, kMma>(sm.s, I, k + 1, k);
       } else if (!(kSkip & kNoUpdate)) {
         tile_update_trailing<T, kMma>(sm.s, nt, k);
       }
@@ -123,6 +109,29 @@ __global__ void __launch_bounds__(NT, 512 / NT)
   mark(kAtOut);
   if (threadIdx.x == 0)
     for (int p = 0; p < kStamps; ++p) stamps[b * kStamps + p] = acc[p];
+}
+
+// Median of five timed launches after two warm-ups (ms).
+template <typename Launch>
+float median_ms(const Launch& launch) {
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  std::vector<float> ms;
+  for (int r = 0; r < 7; ++r) {
+    CHECK(cudaEventRecord(e0));
+    launch();
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float m;
+    CHECK(cudaEventElapsedTime(&m, e0, e1));
+    if (r >= 2) ms.push_back(m);
+  }
+  CHECK(cudaGetLastError());
+  CHECK(cudaEventDestroy(e0));
+  CHECK(cudaEventDestroy(e1));
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
 }
 
 template <typename T>
@@ -157,22 +166,7 @@ void run_variant(const char* name, const T* dA, T* dL, int n, int batch, long lo
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   int per_sm = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, NT, smem));
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  std::vector<float> ms;
-  for (int r = 0; r < 8; ++r) {
-    CHECK(cudaEventRecord(e0));
-    kernel<<<batch, NT, smem>>>(dA, dL, n, dstamps);
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaEventSynchronize(e1));
-    float m;
-    CHECK(cudaEventElapsedTime(&m, e0, e1));
-    if (r >= 2) ms.push_back(m);
-  }
-  CHECK(cudaGetLastError());
-  std::sort(ms.begin(), ms.end());
-  const float med = ms[ms.size() / 2];
+  const float med = median_ms([&] { kernel<<<batch, NT, smem>>>(dA, dL, n, dstamps); });
   std::vector<long long> st(size_t(batch) * kStamps);
   CHECK(cudaMemcpy(st.data(), dstamps, st.size() * sizeof(long long), cudaMemcpyDeviceToHost));
   double mean[kStamps] = {};
@@ -187,8 +181,6 @@ void run_variant(const char* name, const T* dA, T* dL, int n, int batch, long lo
   const char* names[kStamps] = {"stage+d0", "diag", "panel", "update", "out"};
   for (int p = 0; p < kStamps; ++p) std::printf(" %s %5.1f%%", names[p], 100 * mean[p] / total);
   std::printf("  (%d blocks/SM)\n", per_sm);
-  CHECK(cudaEventDestroy(e0));
-  CHECK(cudaEventDestroy(e1));
 }
 
 template <typename T, int NT, bool kMma>
@@ -258,28 +250,12 @@ void chain_case(int sms, int clock_khz) {
   CHECK(cudaMalloc(&dout, size_t(sms) * 128 * sizeof(T)));
   CHECK(cudaMemcpy(dA, A.data(), A.size() * sizeof(T), cudaMemcpyHostToDevice));
   const int reps = 400;
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
   for (int warps : {1, 4}) {
-    std::vector<float> ms;
-    for (int i = 0; i < 7; ++i) {
-      CHECK(cudaEventRecord(e0));
-      chain_kernel<T><<<sms, 32 * warps>>>(dA, dout, reps);
-      CHECK(cudaEventRecord(e1));
-      CHECK(cudaEventSynchronize(e1));
-      float m;
-      CHECK(cudaEventElapsedTime(&m, e0, e1));
-      if (i >= 2) ms.push_back(m);
-    }
-    CHECK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    const double cyc = double(ms[ms.size() / 2]) * clock_khz / reps;
+    const float ms = median_ms([&] { chain_kernel<T><<<sms, 32 * warps>>>(dA, dout, reps); });
+    const double cyc = double(ms) * clock_khz / reps;
     std::printf("%s pivot chain, %d warp(s) per SM: %.0f cycles a tile (%.0f a step)\n",
                 sizeof(T) == 8 ? "float64" : "float32", warps, cyc, cyc / kTile);
   }
-  CHECK(cudaEventDestroy(e0));
-  CHECK(cudaEventDestroy(e1));
   CHECK(cudaFree(dA));
   CHECK(cudaFree(dout));
 }

@@ -309,10 +309,25 @@ __device__ __forceinline__ void tile_gemm_nt_dmma(double* c, const double* a, co
     }
 }
 
-// Trailing update after tile column k: every tile (I, J), k < J <= I, minus
-// L(I, k) L(J, k)^T, one tile per warp at a time. Diagonal tiles get the full product
-// (on the MMAs: the blocks on and below the diagonal); their upper part is scratch
-// (never read, stored as 0). kMma: float64 on the MMAs (tile_gemm_nt_dmma).
+// Tile (I, J), J <= I, minus L(I, k) L(J, k)^T, by one warp. A diagonal tile gets the
+// full product (on the MMAs: the blocks on and below the diagonal); its upper part is
+// scratch (never read, stored as 0). kMma: float64 on the MMAs (tile_gemm_nt_dmma).
+template <typename T, bool kMma>
+__device__ __forceinline__ void tile_update_one(T* s, int I, int J, int k) {
+  if constexpr (kMma) {
+    static_assert(std::is_same_v<T, double>, "the MMA tile update is float64's");
+    if (I == J) {
+      tile_gemm_nt_dmma<true>(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+    } else {
+      tile_gemm_nt_dmma<false>(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+    }
+  } else {
+    tile_gemm_nt(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+  }
+}
+
+// Trailing update after tile column k: every tile (I, J), k < J <= I, one tile per warp
+// at a time.
 template <typename T, bool kMma>
 __device__ __forceinline__ void tile_update_trailing(T* s, int nt, int k) {
   const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
@@ -321,17 +336,7 @@ __device__ __forceinline__ void tile_update_trailing(T* s, int nt, int k) {
   for (int l = warp; l < count; l += warps) {
     int ti, tj;
     tri_index(l, ti, tj);
-    const int I = k + 1 + ti, J = k + 1 + tj;
-    if constexpr (kMma) {
-      static_assert(std::is_same_v<T, double>, "the MMA tile update is float64's");
-      if (I == J) {
-        tile_gemm_nt_dmma<true>(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
-      } else {
-        tile_gemm_nt_dmma<false>(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
-      }
-    } else {
-      tile_gemm_nt(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
-    }
+    tile_update_one<T, kMma>(s, k + 1 + ti, k + 1 + tj, k);
   }
 }
 
