@@ -1,13 +1,21 @@
-// Where the tile potrf family's time goes (tile_chol.cuh), on a GPU, without torch.
+// Where the tile potrf family's time goes (tile_chol.cuh), on a GPU, without building
+// the extension (it needs torch's headers only).
 //
 // The kernel below is tile_potrf's loop with clock64 stamps at its block barriers, built
 // from the same device routines and staging (tile_stage.cuh), so its full variant should
 // time like the library's kernel. Each variant then leaves one phase out: the diagonal
 // tiles' pivot chains (warp 0), the panel solves, the trailing updates, or the memory
 // traffic (stage-in and write-out). What a phase's absence saves is what making that
-// phase free could give, with the two blocks per SM overlapping each other as they do;
-// the stamps say how long one block waits in each phase. Last, the pivot chain alone
-// (potrf_rows_chain, one diagonal tile) with one and four warps per SM: its latency.
+// phase free could give, with the two blocks per SM overlapping each other as they do
+// (a variant's register count, so its blocks per SM, may differ: printed); the stamps
+// say how long one block waits in each phase. The variants that leave a phase out run
+// on block-diagonal matrices (zero tiles off the diagonal), whose tiles stay positive
+// definite with any phase missing: on a full matrix a missing panel solve or diagonal
+// factorization lets the later tiles grow indefinite, and float64's rsqrt then takes
+// its slow path at every pivot. The full variant runs on both inputs (the times should
+// agree: the arithmetic's speed does not depend on finite values). Last, the pivot
+// chain alone (potrf_rows_chain, one diagonal tile) with one and four warps per SM: its
+// latency, plus ~3% for the harness's reloads and sums.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icsrc $(python3 -c 'import torch.utils.cpp_extension as c;
 //     print(" ".join("-I" + p for p in c.include_paths()))') tools/tile_phase_probe.cu -o /tmp/probe
@@ -58,10 +66,13 @@ __global__ void __launch_bounds__(NT, 512 / NT)
   if (kSkip & kNoDiag) {  // what the panel solve reads: L_kk = I
     for (int e = threadIdx.x; e < kTileElems; e += NT) sm.col[e] = e % (kTile + 1) == 0;
   }
-  if (kSkip & kNoMemory) {
+  if (kSkip & kNoMemory) {  // block-diagonal: n on the diagonal, 0.5 elsewhere in its tiles
     for (int e = threadIdx.x; e < tile_count(nt) * kTileElems; e += NT) {
-      const int r = (e % kTileElems) / kTile, c = e % kTile;
-      sm.s[e] = r == c ? T(n) : T(0.5);  // diagonally dominant, so the chains stay finite
+      const int t = e / kTileElems, r = (e % kTileElems) / kTile, c = e % kTile;
+      int I = 0;
+      while ((I + 1) * (I + 2) / 2 <= t) ++I;
+      const bool diag_tile = t == I * (I + 1) / 2 + I;
+      sm.s[t * kTileElems + tile_off<T>(r, c)] = !diag_tile ? T(0) : r == c ? T(n) : T(0.5);
     }
   } else {
     tile_stage_in<T, NT>(sm.s, a, n, nt, false);
@@ -134,18 +145,23 @@ float median_ms(const Launch& launch) {
   return ms[ms.size() / 2];
 }
 
+// n on the diagonal, entries in [-0.5, 0.5) elsewhere (positive definite by diagonal
+// dominance); block_diagonal: zero outside the 32 x 32 diagonal tiles.
 template <typename T>
-void make_spd(std::vector<T>& A, int n, int batch) {
+void make_spd(std::vector<T>& A, int n, int batch, bool block_diagonal = false) {
   unsigned s = 12345;
   const auto rnd = [&] { return T((s = s * 1664525u + 1013904223u) >> 8) / T(1 << 24) - T(0.5); };
   for (int b = 0; b < batch; ++b) {
     T* m = A.data() + size_t(b) * n * n;
     for (int i = 0; i < n; ++i)
-      for (int j = 0; j <= i; ++j) m[i * n + j] = m[j * n + i] = i == j ? T(n) : rnd();
+      for (int j = 0; j <= i; ++j) {
+        const T v = i == j ? T(n) : rnd();
+        m[i * n + j] = m[j * n + i] = block_diagonal && i / kTile != j / kTile ? T(0) : v;
+      }
   }
 }
 
-// ||A - L L^T||_max / n for matrix 0 (the full variant only).
+// ||A - L L^T||_max / n for matrix 0.
 template <typename T>
 double residual(const std::vector<T>& A, const std::vector<T>& L, int n) {
   double worst = 0;
@@ -183,39 +199,50 @@ void run_variant(const char* name, const T* dA, T* dL, int n, int batch, long lo
   std::printf("  (%d blocks/SM)\n", per_sm);
 }
 
+// The residual of matrix 0 and a hash of every factor's bytes (same hash, same bits).
+template <typename T>
+void check_factor(const char* name, const std::vector<T>& A, const T* dL, int n) {
+  std::vector<T> L(A.size());
+  CHECK(cudaMemcpy(L.data(), dL, L.size() * sizeof(T), cudaMemcpyDeviceToHost));
+  unsigned long long h = 1469598103934665603ull;  // FNV-1a
+  for (const unsigned char *p = reinterpret_cast<const unsigned char*>(L.data()),
+                            *e = p + L.size() * sizeof(T);
+       p != e; ++p)
+    h = (h ^ *p) * 1099511628211ull;
+  std::printf("  %s: max |A - L L^T| / n = %.2e, output hash %016llx\n", name, residual(A, L, n),
+              h);
+}
+
 template <typename T, int NT, bool kMma>
 void probe_case(int n, int batch, int clock_khz, int sms) {
   std::printf("%s n = %d, batch %d, %d threads, %s update\n",
               sizeof(T) == 8 ? "float64" : "float32", n, batch, NT, kMma ? "MMA" : "FMA");
-  std::vector<T> A(size_t(batch) * n * n), L(A.size());
+  std::vector<T> A(size_t(batch) * n * n), B(A.size());
   make_spd(A, n, batch);
-  T *dA, *dL;
+  make_spd(B, n, batch, true);
+  T *dA, *dB, *dL;
   long long* dstamps;
   CHECK(cudaMalloc(&dA, A.size() * sizeof(T)));
+  CHECK(cudaMalloc(&dB, B.size() * sizeof(T)));
   CHECK(cudaMalloc(&dL, A.size() * sizeof(T)));
   CHECK(cudaMalloc(&dstamps, size_t(batch) * kStamps * sizeof(long long)));
   CHECK(cudaMemcpy(dA, A.data(), A.size() * sizeof(T), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(dB, B.data(), B.size() * sizeof(T), cudaMemcpyHostToDevice));
   run_variant<T, NT, kMma, kNone>("full", dA, dL, n, batch, dstamps, clock_khz, sms);
-  CHECK(cudaMemcpy(L.data(), dL, size_t(n) * n * sizeof(T), cudaMemcpyDeviceToHost));
-  std::vector<T> all(A.size());
-  CHECK(cudaMemcpy(all.data(), dL, all.size() * sizeof(T), cudaMemcpyDeviceToHost));
-  unsigned long long h = 1469598103934665603ull;  // FNV-1a of every factor's bytes
-  for (const unsigned char* p = reinterpret_cast<const unsigned char*>(all.data()),
-                            *e = p + all.size() * sizeof(T);
-       p != e; ++p)
-    h = (h ^ *p) * 1099511628211ull;
-  std::printf("  full variant: max |A - L L^T| / n = %.2e, output hash %016llx\n",
-              residual(A, L, n), h);
+  check_factor("full", A, dL, n);
   run_variant<T, NT, kMma, kLookahead>("lookahead", dA, dL, n, batch, dstamps, clock_khz, sms);
-  CHECK(cudaMemcpy(L.data(), dL, size_t(n) * n * sizeof(T), cudaMemcpyDeviceToHost));
-  std::printf("  lookahead: max |A - L L^T| / n = %.2e\n", residual(A, L, n));
-  run_variant<T, NT, kMma, kNoDiag>("no-diag", dA, dL, n, batch, dstamps, clock_khz, sms);
-  run_variant<T, NT, kMma, kNoPanel>("no-panel", dA, dL, n, batch, dstamps, clock_khz, sms);
-  run_variant<T, NT, kMma, kNoUpdate>("no-update", dA, dL, n, batch, dstamps, clock_khz, sms);
-  run_variant<T, NT, kMma, kNoMemory>("no-memory", dA, dL, n, batch, dstamps, clock_khz, sms);
-  run_variant<T, NT, kMma, kNoDiag | kNoPanel | kNoUpdate>("memory", dA, dL, n, batch, dstamps,
+  check_factor("lookahead", A, dL, n);
+  std::printf(" block-diagonal matrices:\n");
+  run_variant<T, NT, kMma, kNone>("full", dB, dL, n, batch, dstamps, clock_khz, sms);
+  check_factor("full", B, dL, n);
+  run_variant<T, NT, kMma, kNoDiag>("no-diag", dB, dL, n, batch, dstamps, clock_khz, sms);
+  run_variant<T, NT, kMma, kNoPanel>("no-panel", dB, dL, n, batch, dstamps, clock_khz, sms);
+  run_variant<T, NT, kMma, kNoUpdate>("no-update", dB, dL, n, batch, dstamps, clock_khz, sms);
+  run_variant<T, NT, kMma, kNoMemory>("no-memory", dB, dL, n, batch, dstamps, clock_khz, sms);
+  run_variant<T, NT, kMma, kNoDiag | kNoPanel | kNoUpdate>("memory", dB, dL, n, batch, dstamps,
                                                            clock_khz, sms);
   CHECK(cudaFree(dA));
+  CHECK(cudaFree(dB));
   CHECK(cudaFree(dL));
   CHECK(cudaFree(dstamps));
 }

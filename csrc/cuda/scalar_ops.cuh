@@ -63,12 +63,15 @@ __device__ __forceinline__ bool pivot_ok(R d) {
   return d > R(0) && d < R(INFINITY);
 }
 
-// The pivot step's 1 / sqrt(d) as one short branch-free sequence (CUDA's rsqrt: at most
-// 1 ulp in float64 and 2 in float32 by the CUDA documentation, 0.51 and 1.49 measured on
-// an H100 over 2 million arguments, subnormals included; no flush to zero). A correctly
-// rounded square root and division each expand to a sequence with a slow-path branch,
-// and they sat on the chain from one pivot to the next of every register factorization,
-// where the scheduler does not move the next step's work across those branches (H100,
+// The pivot step's 1 / sqrt(d) as one short sequence (CUDA's rsqrt: at most 1 ulp in
+// float64 and 2 in float32 by the CUDA documentation, 0.51 and 1.49 measured on an H100
+// over 2 million arguments, subnormals included; no flush to zero). Float32's is
+// branch-free (subnormals by a predicated rescale); float64's (sm_90 SASS) branches to a
+// called slow path only for zero, negative, subnormal, infinite and NaN arguments, and
+// the normal path is the hardware estimate and one refinement. A correctly rounded square
+// root and division each expand to a longer sequence with a slow-path branch, and they
+// sat on the chain from one pivot to the next of every register factorization, where the
+// scheduler does not move the next step's work across those branches (H100,
 // results/h100-2026-11-25-rsqrt-pivot-ab.txt: warp family 2-15% faster, tile 8-25%).
 // The factorizations that divide by d_k multiply by 1 / sqrt(d_k) twice, a_rk first (a few
 // ulp instead of 0.5; inv * inv, and 1 / d_k itself, would overflow for subnormal d_k,

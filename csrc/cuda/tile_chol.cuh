@@ -73,6 +73,9 @@ __device__ __forceinline__ typename TileChunk<T>::type tile_chunk(const T* t, in
   return tile_chunk_ref(t, r, q);
 }
 
+// The pivot chain's column buffers (potrf_rows_chain): three columns of 32.
+constexpr int kChainBuf = 3 * kTile;
+
 // Factors the 32 x 32 lower matrix whose rows one warp holds (lane r: row r in a[],
 // zeros past the diagonal; real types) and returns its info (1-based, 0 when it
 // factored); afterwards a[j] = L(r, j) for j <= r (entries past the diagonal are
@@ -96,7 +99,6 @@ __device__ __forceinline__ typename TileChunk<T>::type tile_chunk(const T* t, in
 // their long sequences and slow-path branches sat between one pivot and the next. The
 // scaling multiplies by the reciprocal of sqrt(d_k), as xPOTF2 does. Every entry sees
 // the same operations in the same order as in the unpipelined chain (the same bits).
-constexpr int kChainBuf = 3 * kTile;
 
 template <typename T>
 __device__ __forceinline__ int potrf_rows_chain(T (&a)[kTile], T* cb, T& rdiag) {
@@ -131,9 +133,10 @@ __device__ __forceinline__ int potrf_rows_chain(T (&a)[kTile], T* cb, T& rdiag) 
     column(k + 1)[lane] = a[k + 1];
     __syncwarp();
     const T d_next = load_pivot(k + 1);
-    // The rest of step k, ahead of the reciprocal square root's branch (its slow path
-    // ends the scheduler's block): the multiply-adds fill the latency of the pivot's load
-    // and of its square root.
+    // The rest of step k, ahead of the reciprocal square root: float64's rsqrt branches
+    // to a slow path for zero, negative, subnormal, infinite and NaN arguments, and the
+    // branch ends the scheduler's block; placed before it, the multiply-adds fill the
+    // latency of the pivot's load and of its square root.
     const T* c = column(k);
 #pragma unroll
     for (int q = (k + 2) / V; q < kTile / V; ++q) {
@@ -144,7 +147,8 @@ __device__ __forceinline__ int potrf_rows_chain(T (&a)[kTile], T* cb, T& rdiag) 
     }
     f = factor(k + 1, d_next);
   }
-  // Column 29's buffer was last read before step 30's __syncwarp.
+  // Column 29's buffer was last read (by the rest of step 29) before the __syncwarp that
+  // published column 31; column 31's own buffer is read by its pivot's load after it.
   const T s_own = sqrt(d_own);
   rdiag = T(1) / s_own;
   T* r = column(kTile - 3);
