@@ -99,7 +99,6 @@ constexpr int kChainBuf = 3 * kTile;
 // their long sequences and slow-path branches sat between one pivot and the next. The
 // scaling multiplies by the reciprocal of sqrt(d_k), as xPOTF2 does. Every entry sees
 // the same operations in the same order as in the unpipelined chain (the same bits).
-
 template <typename T>
 __device__ __forceinline__ int potrf_rows_chain(T (&a)[kTile], T* cb, T& rdiag) {
   using Chunk = TileChunk<T>;
