@@ -68,11 +68,11 @@ __global__ void __launch_bounds__(NT, 512 / NT)
   }
   if (kSkip & kNoMemory) {  // block-diagonal: n on the diagonal, 0.5 elsewhere in its tiles
     for (int e = threadIdx.x; e < tile_count(nt) * kTileElems; e += NT) {
-      const int t = e / kTileElems, r = (e % kTileElems) / kTile, c = e % kTile;
+      const int tile = e / kTileElems, r = (e % kTileElems) / kTile, c = e % kTile;
       int I = 0;
-      while ((I + 1) * (I + 2) / 2 <= t) ++I;
-      const bool diag_tile = t == I * (I + 1) / 2 + I;
-      sm.s[t * kTileElems + tile_off<T>(r, c)] = !diag_tile ? T(0) : r == c ? T(n) : T(0.5);
+      while ((I + 1) * (I + 2) / 2 <= tile) ++I;
+      const bool diag_tile = tile == I * (I + 1) / 2 + I;
+      sm.s[tile * kTileElems + tile_off<T>(r, c)] = !diag_tile ? T(0) : r == c ? T(n) : T(0.5);
     }
   } else {
     tile_stage_in<T, NT>(sm.s, a, n, nt, false);
