@@ -20,12 +20,15 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icsrc $(python3 -c 'import torch.utils.cpp_extension as c;
 //     print(" ".join("-I" + p for p in c.include_paths()))') tools/tile_phase_probe.cu -o /tmp/probe
 //   /tmp/probe            (float64 96 / 128 on tile, 160 on tile16; float32 192 / 256)
+//   /tmp/probe full       (the full variant only: for A/B runs of two builds)
+//   /tmp/probe warps      (the full variant, blocks of four warps against eight)
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "cuda/tile_chol.cuh"
@@ -214,12 +217,12 @@ void check_factor(const char* name, const std::vector<T>& A, const T* dL, int n)
 }
 
 template <typename T, int NT, bool kMma>
-void probe_case(int n, int batch, int clock_khz, int sms) {
+void probe_case(int n, int batch, int clock_khz, int sms, bool full_only) {
   std::printf("%s n = %d, batch %d, %d threads, %s update\n",
               sizeof(T) == 8 ? "float64" : "float32", n, batch, NT, kMma ? "MMA" : "FMA");
   std::vector<T> A(size_t(batch) * n * n), B(A.size());
   make_spd(A, n, batch);
-  make_spd(B, n, batch, true);
+  if (!full_only) make_spd(B, n, batch, true);
   T *dA, *dB, *dL;
   long long* dstamps;
   CHECK(cudaMalloc(&dA, A.size() * sizeof(T)));
@@ -230,6 +233,13 @@ void probe_case(int n, int batch, int clock_khz, int sms) {
   CHECK(cudaMemcpy(dB, B.data(), B.size() * sizeof(T), cudaMemcpyHostToDevice));
   run_variant<T, NT, kMma, kNone>("full", dA, dL, n, batch, dstamps, clock_khz, sms);
   check_factor("full", A, dL, n);
+  if (full_only) {
+    CHECK(cudaFree(dA));
+    CHECK(cudaFree(dB));
+    CHECK(cudaFree(dL));
+    CHECK(cudaFree(dstamps));
+    return;
+  }
   run_variant<T, NT, kMma, kLookahead>("lookahead", dA, dL, n, batch, dstamps, clock_khz, sms);
   check_factor("lookahead", A, dL, n);
   std::printf(" block-diagonal matrices:\n");
@@ -287,18 +297,34 @@ void chain_case(int sms, int clock_khz) {
   CHECK(cudaFree(dout));
 }
 
-int main() {
+int main(int argc, char** argv) {
+  const bool warps = argc > 1 && std::strcmp(argv[1], "warps") == 0;
+  const bool full_only = warps || (argc > 1 && std::strcmp(argv[1], "full") == 0);
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   int clock_khz = 0;
   CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   std::printf("%s, %d SMs, %d MHz\n", prop.name, prop.multiProcessorCount, clock_khz / 1000);
   const int sms = prop.multiProcessorCount;
-  probe_case<double, 256, true>(96, 10000, clock_khz, sms);
-  probe_case<double, 256, true>(128, 10000, clock_khz, sms);
-  probe_case<double, 512, true>(160, 10000, clock_khz, sms);
-  probe_case<float, 256, false>(192, 10000, clock_khz, sms);
-  probe_case<float, 512, false>(256, 10000, clock_khz, sms);
+  if (warps) {  // four-warp blocks against eight where a third block then fits an SM
+    for (int r = 0; r < 2; ++r) {
+      probe_case<double, 256, true>(96, 10000, clock_khz, sms, true);
+      probe_case<double, 128, true>(96, 10000, clock_khz, sms, true);
+      probe_case<double, 256, true>(80, 10000, clock_khz, sms, true);
+      probe_case<double, 128, true>(80, 10000, clock_khz, sms, true);
+      probe_case<float, 256, false>(160, 10000, clock_khz, sms, true);
+      probe_case<float, 128, false>(160, 10000, clock_khz, sms, true);
+      probe_case<float, 256, false>(144, 10000, clock_khz, sms, true);
+      probe_case<float, 128, false>(144, 10000, clock_khz, sms, true);
+    }
+    return 0;
+  }
+  probe_case<double, 256, true>(96, 10000, clock_khz, sms, full_only);
+  probe_case<double, 256, true>(128, 10000, clock_khz, sms, full_only);
+  probe_case<double, 512, true>(160, 10000, clock_khz, sms, full_only);
+  probe_case<float, 256, false>(192, 10000, clock_khz, sms, full_only);
+  probe_case<float, 512, false>(256, 10000, clock_khz, sms, full_only);
+  if (full_only) return 0;
   chain_case<double>(sms, clock_khz);
   chain_case<float>(sms, clock_khz);
   return 0;
