@@ -27,7 +27,7 @@ from conftest import (
 
 pytestmark = pytest.mark.cuda
 
-FAMILIES = ["warp", "registers", "wide", "tile", "tile16", "left", "left-split", "shared", "blocked"]
+FAMILIES = ["warp", "registers", "wide", "tile4", "tile", "tile16", "left", "left-split", "shared", "blocked"]
 # Around every padded order of the warp family and every panel boundary of the others.
 SMALL = list(range(1, 34))
 LARGE = [33, 63, 64, 65, 96, 127, 128, 129, 160, 255, 256, 257, 300, 511, 512]
@@ -219,7 +219,7 @@ def _tile_smem_bytes(n, elem_size):
     return ((nt * (nt + 1) // 2 + 1) * 1024 + 96) * elem_size + 16
 
 
-@pytest.mark.parametrize("family", ["tile", "tile16"])
+@pytest.mark.parametrize("family", ["tile4", "tile", "tile16"])
 @pytest.mark.parametrize("upper", [False, True])
 def test_tile_update_mma(monkeypatch, family, upper):
     # The tile families' float64 trailing updates on the MMAs (the default on sm_80+)
@@ -270,7 +270,7 @@ def _potrf_in_reused_memory(A_in, upper):
     return L, info
 
 
-@pytest.mark.parametrize("family", ["wide", "tile", "tile16"], indirect=True)
+@pytest.mark.parametrize("family", ["wide", "tile4", "tile", "tile16"], indirect=True)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("upper", [False, True])
 def test_family_writes_every_entry(family, dtype, upper):

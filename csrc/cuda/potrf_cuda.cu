@@ -39,23 +39,26 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
 
 // Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh,
 // real dtypes) and registers for small n; wide (float64 33..64, float32 33..128,
-// wide_chol.cuh); tile and tile16 (real dtypes up to 192 / 320, tile_chol.cuh; by
-// default float64 65..128 and 145..160, float32 129..320);
+// wide_chol.cuh); tile4, tile and tile16 (4, 8 and 16 warps a block, real dtypes up to
+// 192 / 320, tile_chol.cuh; by default float64 65..96, 97..128 and 145..160, float32
+// 129..160, 161..192 and 193..320);
 // left-looking in one launch or one launch per panel (potrf_left_kernels.cuh); shared
 // and blocked (potrf_kernels.cuh).
 enum class PotrfKernel {
-  kWarp, kRegisters, kWide, kTile, kTile16, kLeft, kLeftSplit, kShared, kBlocked
+  kWarp, kRegisters, kWide, kTile4, kTile, kTile16, kLeft, kLeftSplit, kShared, kBlocked
 };
 constexpr PotrfKernel kAllPotrfKernels[] = {
     PotrfKernel::kWarp,  PotrfKernel::kRegisters, PotrfKernel::kWide,
-    PotrfKernel::kTile,  PotrfKernel::kTile16,    PotrfKernel::kLeft,
-    PotrfKernel::kLeftSplit, PotrfKernel::kShared, PotrfKernel::kBlocked};
+    PotrfKernel::kTile4, PotrfKernel::kTile,      PotrfKernel::kTile16,
+    PotrfKernel::kLeft,  PotrfKernel::kLeftSplit, PotrfKernel::kShared,
+    PotrfKernel::kBlocked};
 
 const char* potrf_kernel_name(PotrfKernel k) {
   switch (k) {
     case PotrfKernel::kWarp: return "warp";
     case PotrfKernel::kRegisters: return "registers";
     case PotrfKernel::kWide: return "wide";
+    case PotrfKernel::kTile4: return "tile4";
     case PotrfKernel::kTile: return "tile";
     case PotrfKernel::kTile16: return "tile16";
     case PotrfKernel::kLeft: return "left";
@@ -72,6 +75,7 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
     case PotrfKernel::kWarp: return n <= warp_chol_max_n<T>();  // float32 33..64 included
     case PotrfKernel::kRegisters: return n <= 32;
     case PotrfKernel::kWide: return n >= kWideMinN && n <= wide_max_n<T>();
+    case PotrfKernel::kTile4:
     case PotrfKernel::kTile:
     case PotrfKernel::kTile16: return n <= tile_max_n<T>() && tile_fits(n, sizeof(T));
     case PotrfKernel::kLeft:
@@ -142,8 +146,10 @@ PotrfKernel choose_potrf_kernel(int n) {
   // BATCHCHOL_TILE_MMA=0) blocked keeps 145..160: tile16 160 took 3.62 ms there.
   const bool tile16_range = f64_tile16_order<T>(n) && tile_float64_mma();
   const bool blocked_range = std::is_same_v<T, double> && n >= kF64BlockedFrom && !tile16_range;
-  if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range)
-    return tile_warps<T>(n) == 16 ? PotrfKernel::kTile16 : PotrfKernel::kTile;
+  if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range) {
+    const int warps = tile_warps<T>(n);
+    return warps == 16 ? PotrfKernel::kTile16 : warps == 4 ? PotrfKernel::kTile4 : PotrfKernel::kTile;
+  }
   // Otherwise the multi-launch blocked family (it also beat shared at every n > 32 on
   // an H200; benchmarks/KERNEL-NOTES.md).
   return potrf_kernel_applies<T>(PotrfKernel::kBlocked, n) ? PotrfKernel::kBlocked
@@ -174,11 +180,13 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
         return launch_potrf_wide(A, L, info, batch, n, upper, stream);
       }
       break;
+    case PotrfKernel::kTile4:
     case PotrfKernel::kTile:
     case PotrfKernel::kTile16:
       if constexpr (tile_max_n<T>() > 0) {
-        return launch_potrf_tile(A, L, info, batch, n, upper,
-                                 choice == PotrfKernel::kTile16 ? 16 : 8, stream);
+        return launch_potrf_tile(
+            A, L, info, batch, n, upper,
+            choice == PotrfKernel::kTile16 ? 16 : choice == PotrfKernel::kTile4 ? 4 : 8, stream);
       }
       break;
     case PotrfKernel::kLeft:

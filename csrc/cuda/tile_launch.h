@@ -21,11 +21,18 @@ constexpr int tile_max_n() {
   return std::is_same_v<T, float> ? 320 : std::is_same_v<T, double> ? 192 : 0;
 }
 
-// Warps per block for order n: 8 while two blocks fit an SM (float32 n <= 192, float64
-// n <= 128), 16 beyond (H100 tuning, potrf_cuda.cu); the fixed-size and ragged
-// dispatches both take it from here.
+// Warps per block for order n: 4 while three blocks fit an SM's shared memory (float64
+// n <= 96, float32 n <= 160: the "tile4" family; at 128 registers a thread, three blocks
+// of 8 warps would not fit the register file), 8 while two do (float64 n <= 128, float32
+// n <= 192), 16 beyond (H100 tuning, potrf_cuda.cu); the fixed-size and ragged dispatches
+// both take it from here. A block waits on its one-warp pivot chain for ~40% of its
+// time, so a third matrix per SM gains more than the wider phases lose (H200, 10,000
+// matrices, tools/tile_phase_probe.cu, same bits, results/h200-2026-11-28-tile4-probe.txt):
+// float64 80 0.767 -> 0.621 ms, 96 0.779 -> 0.638; float32 144 1.587 -> 1.500, 160 1.591
+// -> 1.551.
 template <typename T>
 constexpr int tile_warps(int n) {
+  if (n <= (std::is_same_v<T, float> ? 160 : 96)) return 4;
   return n <= (std::is_same_v<T, float> ? 192 : 128) ? 8 : 16;
 }
 
@@ -38,7 +45,7 @@ bool tile_fits(int n, size_t elem_size);
 // call). The size dispatch gives tile16 its float64 orders 145..160 only then.
 bool tile_float64_mma();
 
-// warps: 8 or 16 warps per block.
+// warps: 4, 8 or 16 warps per block.
 void launch_potrf_tile(const float* A, float* L, int* info, int64_t batch, int n, bool upper,
                        int warps, cudaStream_t stream);
 void launch_potrf_tile(const double* A, double* L, int* info, int64_t batch, int n, bool upper,

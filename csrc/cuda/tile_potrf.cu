@@ -81,13 +81,14 @@ __global__ void __launch_bounds__(NT, 512 / NT)
 }
 
 // Calls f(integral_constant<int, NT>{}, integral_constant<bool, kMma>{}) for NT = 32 *
-// warps threads (8 or 16 warps), kMma for float64 where tile_float64_mma() holds. The
+// warps threads (4, 8 or 16 warps), kMma for float64 where tile_float64_mma() holds. The
 // kMma instances exist on every architecture the build targets (a launched template's
 // arguments must not depend on __CUDA_ARCH__); below sm_80 dmma_m8n8k4 traps.
 template <typename T, typename F>
 void with_tile_variant(int warps, F&& f) {
   const auto threads = [&](auto mma) {
     if (warps == 16) return f(std::integral_constant<int, 512>{}, mma);
+    if (warps == 4) return f(std::integral_constant<int, 128>{}, mma);
     f(std::integral_constant<int, 256>{}, mma);
   };
   if constexpr (std::is_same_v<T, double>) {
