@@ -38,10 +38,10 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
 }
 
 // Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh,
-// real dtypes) and registers for small n; wide (float64 33..64, float32 33..128,
+// real dtypes) and registers for small n; wide (float64 33..64, float32 33..96,
 // wide_chol.cuh); tile4, tile and tile16 (4, 8 and 16 warps a block, real dtypes up to
 // 192 / 320, tile_chol.cuh; by default float64 65..96, 97..128 and 145..160, float32
-// 129..160, 161..192 and 193..320);
+// 97..160, 161..192 and 193..320);
 // left-looking in one launch or one launch per panel (potrf_left_kernels.cuh); shared
 // and blocked (potrf_kernels.cuh).
 enum class PotrfKernel {
@@ -86,6 +86,9 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
   return false;
 }
 
+// Float32 orders of the wide range that tile4 takes (choose_potrf_kernel).
+constexpr int kF32Tile4From = 97;
+
 // Float64 orders between the tile families' (tuning, below): tile up to 128, blocked
 // 129..144, tile16 145..160 (five tile columns), blocked from 161.
 constexpr int kF64BlockedFrom = 129;
@@ -113,6 +116,14 @@ PotrfKernel choose_potrf_kernel(int n) {
   // 65..128 (n = 128 1.52 vs 3.01 ms with per-warp update widths, ...-wide-perwarp-*).
   if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
+  // Float32 97..128 on tile4 rather than wide: four tile columns, four blocks of four
+  // warps per SM (H200, tools/ab_env.py, results/h200-2026-11-28-tile4-ab.txt: 128
+  // 1.077 -> 0.906 ms). Float64 tile4 beat wide at 64 too (0.342 -> 0.310 ms), but posv
+  // fuses on wide only where potrf runs wide (its L then potrf's bit for bit), so float64
+  // keeps wide up to 64.
+  if (std::is_same_v<T, float> && n >= kF32Tile4From && n <= wide_max_n<T>() &&
+      potrf_kernel_applies<T>(PotrfKernel::kTile4, n))
+    return PotrfKernel::kTile4;
   if (potrf_kernel_applies<T>(PotrfKernel::kWide, n)) return PotrfKernel::kWide;
   // tile (whole lower triangle in shared memory): 8 warps while two blocks fit an SM, 16
   // once one does. Since the pivot chain left its square roots to the end (2026-11-24,
