@@ -260,7 +260,8 @@ def families_workload(dtypes):
     import os
 
     ops = torch.ops.batchchol
-    for fam in ("left", "left-split", "warp", "registers", "wide", "tile", "tile16", "shared", "blocked"):
+    for fam in ("left", "left-split", "warp", "registers", "wide", "tile4", "tile", "tile16", "shared",
+                "blocked"):
         os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
         for dtype in dtypes:
             for n in (5, 33, 64, 100, 130):
@@ -342,7 +343,7 @@ def listed_workload(quick):
 
 
 def tile_workload():
-    """The tile and tile16 families forced, float64 with the trailing updates on the MMAs
+    """The tile4, tile and tile16 families forced, float64 with the trailing updates on the MMAs
     and on the FMA pipes (BATCHCHOL_TILE_MMA=0) and float32, at two, four and six tile
     columns (a failing minor five rows from the end), both triangles; and a ragged
     batch of 24 matrices on the listed tile launches (BATCHCHOL_VBATCHED_KERNEL=tile),
@@ -354,7 +355,7 @@ def tile_workload():
     from torch_batchchol import ragged
 
     ops = torch.ops.batchchol
-    for fam in ("tile", "tile16"):
+    for fam in ("tile4", "tile", "tile16"):
         os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
         for dtype, mma in ((torch.float64, "1"), (torch.float64, "0"), (torch.float32, "1")):
             os.environ["BATCHCHOL_TILE_MMA"] = mma
