@@ -260,8 +260,9 @@ def families_workload(dtypes):
     import os
 
     ops = torch.ops.batchchol
-    for fam in ("left", "left-split", "warp", "registers", "wide", "tile4", "tile", "tile16", "shared",
-                "blocked"):
+    families = ("left", "left-split", "warp", "registers", "wide", "tile4", "tile", "tile16",
+                "shared", "blocked")
+    for fam in families:
         os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
         for dtype in dtypes:
             for n in (5, 33, 64, 100, 130):

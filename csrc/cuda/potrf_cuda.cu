@@ -113,7 +113,8 @@ PotrfKernel choose_potrf_kernel(int n) {
   // warp family wins at every n <= 32, and in float32 up to 64 (its one-warp kernel
   // ties wide at 64, 0.498 vs 0.489 ms, and beats blocked from n = 33, 0.92 vs 1.91).
   // wide: float64 33..64 (n = 64 0.49-0.52 vs blocked 0.96-0.98 ms) and float32
-  // 65..128 (n = 128 1.52 vs 3.01 ms with per-warp update widths, ...-wide-perwarp-*).
+  // 65..128 (n = 128 1.52 vs 3.01 ms with per-warp update widths, ...-wide-perwarp-*;
+  // float32 97..128 on tile4 since the forty-first round, below).
   if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
   // Float32 97..128 on tile4 rather than wide: four tile columns, four blocks of four
@@ -125,8 +126,9 @@ PotrfKernel choose_potrf_kernel(int n) {
       potrf_kernel_applies<T>(PotrfKernel::kTile4, n))
     return PotrfKernel::kTile4;
   if (potrf_kernel_applies<T>(PotrfKernel::kWide, n)) return PotrfKernel::kWide;
-  // tile (whole lower triangle in shared memory): 8 warps while two blocks fit an SM, 16
-  // once one does. Since the pivot chain left its square roots to the end (2026-11-24,
+  // tile (whole lower triangle in shared memory): 4 warps while three blocks fit an SM
+  // (tile4), 8 while two do, 16 once one does (tile_warps, tile_launch.h). Since the
+  // pivot chain left its square roots to the end (2026-11-24,
   // results/h100-2026-11-24-chain-after-tune_potrf.txt, ...-wide-sqrtfree-tune_potrf.txt)
   // tile beats blocked at every float64 order from 65 to 128 (65: 1.33 vs 1.45 ms, 96:
   // 1.15 vs 1.54, 112: 1.96 vs 2.39, 128: 1.75 vs 2.46) and tile16 every float32 order
@@ -159,7 +161,8 @@ PotrfKernel choose_potrf_kernel(int n) {
   const bool blocked_range = std::is_same_v<T, double> && n >= kF64BlockedFrom && !tile16_range;
   if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range) {
     const int warps = tile_warps<T>(n);
-    return warps == 16 ? PotrfKernel::kTile16 : warps == 4 ? PotrfKernel::kTile4 : PotrfKernel::kTile;
+    if (warps == 16) return PotrfKernel::kTile16;
+    return warps == 4 ? PotrfKernel::kTile4 : PotrfKernel::kTile;
   }
   // Otherwise the multi-launch blocked family (it also beat shared at every n > 32 on
   // an H200; benchmarks/KERNEL-NOTES.md).

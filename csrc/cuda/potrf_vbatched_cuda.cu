@@ -209,15 +209,15 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
 // first to the warp family (three launches by order range, or one for small batches:
 // warp_chol_launch.cuh); then groups of up to ragged_wide_max_n<T>() to the wide family
 // (as the fixed-size dispatch: float64 33..64, where tile ran 2.7x slower at n = 64 with
-// 8 warps a block, and float32 33..96), the others to the tile family, one launch per group, or with `one` a single
-// tile launch for all of its groups. Also writes the info of the matrices of size 0 and
-// of those with invalid metadata. With `tail`, the caller's launches for the sizes past
-// hi (lazy blocked, `tail(stream, groups)`); with `listed` the sizes kSmallBin + 1 .. hi
-// go to the tail too, grouped (the groups' list for a ListedLayout) instead of to the
-// wide and tile launches. Every launch touches its own matrices only, so they
-// go over `width` streams (stream_fanout.h), largest sizes first, the first alone on the
-// caller's stream: on one stream each launch waits for the tail of the one before, and
-// the small ones leave most of the GPU idle.
+// 8 warps a block, and float32 33..96), the others to the tile family, one launch per
+// group, or with `one` a single tile launch for all of its groups. Also writes the info
+// of the matrices of size 0 and of those with invalid metadata. With `tail`, the
+// caller's launches for the sizes past hi (lazy blocked, `tail(stream, groups)`); with
+// `listed` the sizes kSmallBin + 1 .. hi go to the tail too, grouped (the groups' list
+// for a ListedLayout) instead of to the wide and tile launches. Every launch touches its
+// own matrices only, so they go over `width` streams (stream_fanout.h), largest sizes
+// first, the first alone on the caller's stream: on one stream each launch waits for the
+// tail of the one before, and the small ones leave most of the GPU idle.
 template <typename T, typename Tail>
 void launch_size_groups(const T* A, T* L, int* info, const RaggedBatch& rb, int warp_hi, int hi,
                         bool one, bool upper, int width, const Tail* tail, bool listed = false) {

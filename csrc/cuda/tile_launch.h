@@ -29,7 +29,9 @@ constexpr int tile_max_n() {
 // time, so a third matrix per SM gains more than the wider phases lose (H200, 10,000
 // matrices, tools/tile_phase_probe.cu, same bits, results/h200-2026-11-28-tile4-probe.txt):
 // float64 80 0.767 -> 0.621 ms, 96 0.779 -> 0.638; float32 144 1.587 -> 1.500, 160 1.591
-// -> 1.551.
+// -> 1.551. The thresholds are sm_90's (228 KB of shared memory per SM): on a GPU with
+// less, tile4's orders may fit only two four-warp blocks per SM, fewer warps than the
+// eight-warp blocks gave there (not measured).
 template <typename T>
 constexpr int tile_warps(int n) {
   if (n <= (std::is_same_v<T, float> ? 160 : 96)) return 4;
