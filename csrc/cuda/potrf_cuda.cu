@@ -86,9 +86,6 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
   return false;
 }
 
-// Float32 orders of the wide range that tile4 takes (choose_potrf_kernel).
-constexpr int kF32Tile4From = 97;
-
 // Float64 orders between the tile families' (tuning, below): tile up to 128, blocked
 // 129..144, tile16 145..160 (five tile columns), blocked from 161.
 constexpr int kF64BlockedFrom = 129;
@@ -114,18 +111,13 @@ PotrfKernel choose_potrf_kernel(int n) {
   // ties wide at 64, 0.498 vs 0.489 ms, and beats blocked from n = 33, 0.92 vs 1.91).
   // wide: float64 33..64 (n = 64 0.49-0.52 vs blocked 0.96-0.98 ms) and float32
   // 65..128 (n = 128 1.52 vs 3.01 ms with per-warp update widths, ...-wide-perwarp-*;
-  // float32 97..128 on tile4 since the forty-first round, below).
+  // float32 97..128 on tile4 since the forty-first round: wide_dispatch_max_n).
   if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
-  // Float32 97..128 on tile4 rather than wide: four tile columns, four blocks of four
-  // warps per SM (H200, tools/ab_env.py, results/h200-2026-11-28-tile4-ab.txt: 128
-  // 1.077 -> 0.906 ms). Float64 tile4 beat wide at 64 too (0.342 -> 0.310 ms), but posv
-  // fuses on wide only where potrf runs wide (its L then potrf's bit for bit), so float64
-  // keeps wide up to 64.
-  if (std::is_same_v<T, float> && n >= kF32Tile4From && n <= wide_max_n<T>() &&
-      potrf_kernel_applies<T>(PotrfKernel::kTile4, n))
-    return PotrfKernel::kTile4;
-  if (potrf_kernel_applies<T>(PotrfKernel::kWide, n)) return PotrfKernel::kWide;
+  // Past wide_dispatch_max_n, wide only where the tiles do not fit.
+  if (potrf_kernel_applies<T>(PotrfKernel::kWide, n) &&
+      (n <= wide_dispatch_max_n<T>() || !potrf_kernel_applies<T>(PotrfKernel::kTile4, n)))
+    return PotrfKernel::kWide;
   // tile (whole lower triangle in shared memory): 4 warps while three blocks fit an SM
   // (tile4), 8 while two do, 16 once one does (tile_warps, tile_launch.h). Since the
   // pivot chain left its square roots to the end (2026-11-24,

@@ -15,7 +15,7 @@
 //               matrices with n <= 32 and lazy for the others, over a device-side
 //               list of them for real dtypes up to max_n = 544 (ragged_listed_blocked)
 //   tile        (default for 32 < max_n <= tile_max_n, real dtypes) warp for n <= 32, the wide
-//               family (wide_chol.cuh) up to ragged_wide_max_n, the tile family (tile_chol.cuh)
+//               family (wide_chol.cuh) up to wide_dispatch_max_n, the tile family (tile_chol.cuh)
 //               up to tile_max_n, lazy for the rest; the matrices of the warp, wide and
 //               tile families grouped by size class on the device (ragged_bins.h), the
 //               warp part as for warp, then one launch per wide or tile group
@@ -170,17 +170,6 @@ void launch_registers_bins(const T* A, T* L, int* info, int64_t count, RaggedLay
   launch_registers_ragged<T, kSmallBin>(A, L, info, count, lay, upper, stream);
 }
 
-// The largest order of the wide groups: float64 64, float32 96 (as the fixed-size dispatch,
-// which gives float32 97..128 to tile4). The float32 group of four tile columns on tile4
-// instead of wide (H200, tools/ab_env.py with a temporary switch, potrf_vbatched,
-// results/h200-2026-11-28-ragged-tile4-ab.txt): uniform max_n 128, 50,000 matrices 3.19
-// -> 2.77 ms, 5,000 0.449 -> 0.402; gaussian 2.70 -> 2.59; skewed 0.312 -> 0.256; all at
-// 128 (10,000) 1.49 -> 1.16.
-template <typename T>
-constexpr int ragged_wide_max_n() {
-  return std::is_same_v<T, float> ? 96 : wide_max_n<T>();
-}
-
 // The wide and tile groups of sg (none when sg.groups = 0), largest sizes first, as
 // launches first.. of `streams` (LaunchStreams::pole_first).
 template <typename T>
@@ -188,8 +177,8 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
                             const SizeGroups& sg, bool one, bool upper,
                             const LaunchStreams& streams, int& next) {
   if (sg.groups == 0) return;
-  // Groups g_wide.. have at most ragged_wide_max_n<T>() / 32 tiles per side.
-  const int g_wide = std::max(0, sg.nt_hi - ragged_wide_max_n<T>() / kPanel);
+  // Groups g_wide.. have at most wide_dispatch_max_n<T>() / 32 tiles per side.
+  const int g_wide = std::max(0, sg.nt_hi - wide_dispatch_max_n<T>() / kPanel);
   if (g_wide > 0 && one) {
     launch_potrf_tile_groups(A, L, info, rb, sg, 0, g_wide - 1, upper,
                              tile_warps<T>(kPanel * sg.nt_hi), streams.pole_first(next++));
@@ -207,7 +196,7 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
 // The matrices of sizes 1..warp_hi (<= kSmallBin) and kSmallBin + 1 .. hi (none for
 // hi <= kSmallBin), grouped by size class on the device (warp_serves<T>() only): the
 // first to the warp family (three launches by order range, or one for small batches:
-// warp_chol_launch.cuh); then groups of up to ragged_wide_max_n<T>() to the wide family
+// warp_chol_launch.cuh); then groups of up to wide_dispatch_max_n<T>() to the wide family
 // (as the fixed-size dispatch: float64 33..64, where tile ran 2.7x slower at n = 64 with
 // 8 warps a block, and float32 33..96), the others to the tile family, one launch per
 // group, or with `one` a single tile launch for all of its groups. Also writes the info

@@ -20,6 +20,18 @@ constexpr int wide_max_n() {
   return std::is_same_v<T, float> ? 128 : std::is_same_v<T, double> ? 64 : 0;
 }
 
+// The largest order the size dispatches (fixed-size and ragged) give the wide family:
+// float32 97..128 run on tile4 instead, four blocks of four warps per SM (H200,
+// tools/ab_env.py, results/h200-2026-11-28-tile4-ab.txt: 128 1.077 -> 0.906 ms;
+// ragged, results/h200-2026-11-28-ragged-tile4-ab.txt: uniform max_n 128, 50,000
+// matrices 3.19 -> 2.77 ms). Float64 tile4 beat wide at 64 too (0.342 -> 0.310 ms), but
+// posv fuses on wide only where potrf runs wide (its L then potrf's bit for bit), so
+// float64 keeps wide up to 64.
+template <typename T>
+constexpr int wide_dispatch_max_n() {
+  return std::is_same_v<T, float> ? 96 : wide_max_n<T>();
+}
+
 void launch_potrf_wide(const float* A, float* L, int* info, int64_t batch, int n, bool upper,
                        cudaStream_t stream);
 void launch_potrf_wide(const double* A, double* L, int* info, int64_t batch, int n, bool upper,
