@@ -219,13 +219,51 @@ def _tile_smem_bytes(n, elem_size):
     return ((nt * (nt + 1) // 2 + 1) * 1024 + 96) * elem_size + 16
 
 
+@pytest.mark.parametrize("dtype,mma", [(torch.float32, None), (torch.float64, "1"), (torch.float64, "0")])
+@pytest.mark.parametrize("upper", [False, True])
+def test_tile_packed_stage(monkeypatch, dtype, mma, upper):
+    # At float64 129..160 and float32 193..224 the eight-warp tile kernel runs the packed
+    # stage (tile_packed.cuh): the panel operands in the diagonal tiles' upper parts, and
+    # the last diagonal tile deferred (the block's last warp reads it from memory while
+    # diagonal tile 1 is factored: A^T's entries for upper, the identity past n; step 0's
+    # update in tile (0, 0)'s slot). The other triangle holds NaN (the tile's upper part
+    # is read, never used). Failing minors at the last tile's first row and at its last;
+    # full and partial last tiles. tile4 and tile16 run the unpacked stage with the same
+    # steps, so all three give the same bits; float64 with the MMA update and the FMA one
+    # (the deferred tile's two register layouts).
+    if mma == "1" and torch.cuda.get_device_capability()[0] < 8:
+        pytest.skip("the float64 MMA needs sm_80 or later")
+    if mma is not None:
+        monkeypatch.setenv("BATCHCHOL_TILE_MMA", mma)
+    orders = (129, 150, 160) if dtype == torch.float64 else (193, 200, 224)
+    for n in orders:
+        first = 32 * ((n - 1) // 32) + 1
+        A = make_spd((4,), n, dtype, "cuda", cond=100.0)
+        A[1] = break_minor(A[1], first).to(dtype)
+        A[2] = break_minor(A[2], n).to(dtype)
+        A_in = fill_other_triangle(A, upper, float("nan"))
+        out = {}
+        for family in ("tile4", "tile", "tile16"):
+            monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", family)
+            names = cuda_kernel_names(lambda: out.__setitem__(family, ops.potrf(A_in, upper)))
+            packed = re.findall(r"potrf_tile_kernel<[^<>]*\b(true|false)>", " ".join(names))
+            assert packed == ["true" if family == "tile" else "false"], (n, family, names)
+        L, info = out["tile"]
+        assert info.tolist() == [0, first, n, 0], (n, info.tolist())
+        for family in ("tile4", "tile16"):
+            L2, info2 = out[family]
+            assert torch.equal(info2, info), (n, family)
+            assert torch.equal(L2.nan_to_num(7.0), L.nan_to_num(7.0)), (n, family)
+        _factor_ok(A[[0, 3]], L[[0, 3]], info[[0, 3]], upper)
+
+
 @pytest.mark.parametrize("family", ["tile4", "tile", "tile16"])
 @pytest.mark.parametrize("upper", [False, True])
 def test_tile_update_mma(monkeypatch, family, upper):
     # The tile families' float64 trailing updates on the MMAs (the default on sm_80+)
     # against the FMA form (BATCHCHOL_TILE_MMA=0): each against torch.linalg and against
     # each other within the factor's tolerance; which form ran is checked by kernel name
-    # (the last template argument). Orders with two, four and six tile columns, partial
+    # (the third template argument). Orders with two, four and six tile columns, partial
     # last tiles, and a failing minor inside a later diagonal tile (after one to four
     # updates). Orders whose tiles do not fit the device's shared memory (the forced
     # family then falls back to blocked: sm_8x below the H100's 227 KB) are left out.
@@ -247,7 +285,8 @@ def test_tile_update_mma(monkeypatch, family, upper):
             names = cuda_kernel_names(lambda: out.__setitem__(mma, ops.potrf(A_in, upper)))
             # The kernel sits in an anonymous namespace: its name holds "(anonymous
             # namespace)", so the template arguments are taken by pattern.
-            ran = re.findall(r"potrf_tile_kernel<[^<>]*\b(true|false)>", " ".join(names))
+            ran = re.findall(r"potrf_tile_kernel<[^<>]*\b(true|false), (?:true|false)>",
+                             " ".join(names))
             assert ran and set(ran) == {"true" if mma == "1" else "false"}, (n, names)
         (L, info), (L0, info0) = out["1"], out["0"]
         assert info.tolist() == [0, m, 0] and torch.equal(info, info0), (n, m, info.tolist())

@@ -20,8 +20,8 @@ from test_potrf import check_factor
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not HAS_CUDA, reason="no CUDA")]
 
 DTYPES = [torch.float32, torch.float64, torch.complex64, torch.complex128]
-# float64 and complex take the blocked family from 129 / 33 (float64 145..160 tile16, yet
-# routed like blocked's orders), float32 from 321; the route starts at 128.
+# float64 and complex take the blocked family from 161 / 33 (float64 129..160 the tile
+# family, yet routed like blocked's orders), float32 from 321; the route starts at 128.
 ROUTED_N = 385
 
 
@@ -31,8 +31,10 @@ def route(request, monkeypatch):
     return request.param == "1"
 
 
-def blocked_ran(fn):
-    return any("blocked_" in name for name in cuda_kernel_names(fn))
+def ours_ran(fn):
+    """Whether the library's own kernels factored (the blocked family, or the tile family
+    at float64 129..160) rather than cuSOLVER."""
+    return any("blocked_" in name or "potrf_tile_kernel" in name for name in cuda_kernel_names(fn))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -49,7 +51,7 @@ def test_single_matrix_factor(route, dtype, n, upper, shape):
     check_factor(A, L, info, upper, cond=100.0)
     if dtype == torch.float32 and n <= 320:
         return  # the tile family's order: no route
-    assert blocked_ran(lambda: ops.potrf(A, upper)) != route
+    assert ours_ran(lambda: ops.potrf(A, upper)) != route
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
@@ -57,10 +59,10 @@ def test_route_only_for_one_matrix(monkeypatch, dtype):
     # Two matrices, or an order below the route's, keep the library's kernels.
     monkeypatch.setenv("BATCHCHOL_POTRF_SINGLE", "1")
     A = make_spd((2,), ROUTED_N, dtype, "cuda")
-    assert blocked_ran(lambda: ops.potrf(A, False))
+    assert ours_ran(lambda: ops.potrf(A, False))
     if dtype == torch.complex64:
         small = make_spd((1,), 100, dtype, "cuda")
-        assert blocked_ran(lambda: ops.potrf(small, False))
+        assert ours_ran(lambda: ops.potrf(small, False))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

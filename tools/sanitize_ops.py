@@ -345,22 +345,26 @@ def listed_workload(quick):
 
 def tile_workload():
     """The tile4, tile and tile16 families forced, float64 with the trailing updates on the MMAs
-    and on the FMA pipes (BATCHCHOL_TILE_MMA=0) and float32, at two, four and six tile
-    columns (a failing minor five rows from the end), both triangles; and a ragged
-    batch of 24 matrices on the listed tile launches (BATCHCHOL_VBATCHED_KERNEL=tile),
-    lower only. Its grids hold a block per matrix: the blocks' loop over their group (a
-    stage refilled by the next matrix's copies) needs more matrices than four waves of
-    resident blocks, too many for racecheck's pace, and is not covered here."""
+    and on the FMA pipes (BATCHCHOL_TILE_MMA=0) and float32, at two, four, five / seven
+    and six / eight tile columns (float64 five and float32 seven on tile: the packed
+    stage, tile_packed.cuh; a failing minor five rows from the end), both triangles; and
+    ragged batches of 24 matrices on the listed tile
+    launches (BATCHCHOL_VBATCHED_KERNEL=tile), lower only, float64 up to 190 and float32
+    up to 250 (groups on all three widths). Their grids hold a block per matrix: the
+    blocks' loop over their group (a stage refilled by the next matrix's copies) needs
+    more matrices than four waves of resident blocks, too many for racecheck's pace, and
+    is not covered here."""
     import os
 
     from torch_batchchol import ragged
 
     ops = torch.ops.batchchol
+    cases = ((torch.float64, "1"), (torch.float64, "0"), (torch.float32, "1"))
     for fam in ("tile4", "tile", "tile16"):
         os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
-        for dtype, mma in ((torch.float64, "1"), (torch.float64, "0"), (torch.float32, "1")):
+        for dtype, mma in cases:
             os.environ["BATCHCHOL_TILE_MMA"] = mma
-            for n in (40, 100, 190):
+            for n in (40, 100, 160, 190) if dtype == torch.float64 else (40, 100, 200, 250):
                 A = random_spd((2,), n, dtype)
                 A[1, n - 5, n - 5] = -1.0
                 for upper in (False, True):
@@ -369,12 +373,13 @@ def tile_workload():
     os.environ.pop("BATCHCHOL_POTRF_KERNEL")
     os.environ["BATCHCHOL_VBATCHED_KERNEL"] = "tile"
     g = torch.Generator().manual_seed(5)
-    sizes = torch.randint(33, 190, (24,), generator=g).tolist()
-    for mma in ("1", "0"):
+    for dtype, mma in cases:
         os.environ["BATCHCHOL_TILE_MMA"] = mma
-        r = ragged.pack([torch.eye(n, dtype=torch.float64, device="cuda") * (n + 1) +
-                         torch.rand(n, n, dtype=torch.float64, device="cuda") for n in sizes])
-        ops.potrf_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), 190, False)
+        top = 190 if dtype == torch.float64 else 250
+        sizes = torch.randint(33, top, (24,), generator=g).tolist()
+        r = ragged.pack([torch.eye(n, dtype=dtype, device="cuda") * (n + 1) +
+                         torch.rand(n, n, dtype=dtype, device="cuda") for n in sizes])
+        ops.potrf_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), top, False)
         torch.cuda.synchronize()
     for var in ("BATCHCHOL_VBATCHED_KERNEL", "BATCHCHOL_TILE_MMA"):
         os.environ.pop(var, None)

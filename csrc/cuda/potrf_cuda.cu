@@ -86,14 +86,13 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
   return false;
 }
 
-// Float64 orders between the tile families' (tuning, below): tile up to 128, blocked
-// 129..144, tile16 145..160 (five tile columns), blocked from 161.
-constexpr int kF64BlockedFrom = 129;
-constexpr int kF64Tile16From = 145;
-constexpr int kF64Tile16To = 160;
+// Float64 orders past 128 that the tile family takes (five tile columns: two blocks of
+// eight warps per SM on the packed stage, tile_packed.cuh; tuning below); blocked past
+// them.
+constexpr int kF64TileTo = 160;
 template <typename T>
-constexpr bool f64_tile16_order(int n) {
-  return std::is_same_v<T, double> && n >= kF64Tile16From && n <= kF64Tile16To;
+constexpr bool f64_tile_order_past_128(int n) {
+  return std::is_same_v<T, double> && n > 128 && n <= kF64TileTo;
 }
 
 // The family used for order n: the tuned table, or BATCHCHOL_POTRF_KERNEL when it names
@@ -120,37 +119,24 @@ PotrfKernel choose_potrf_kernel(int n) {
     return PotrfKernel::kWide;
   // tile (whole lower triangle in shared memory): 4 warps while three blocks fit an SM
   // (tile4), 8 while two do, 16 once one does (tile_warps, tile_launch.h). Since the
-  // pivot chain left its square roots to the end (2026-11-24,
-  // results/h100-2026-11-24-chain-after-tune_potrf.txt, ...-wide-sqrtfree-tune_potrf.txt)
-  // tile beats blocked at every float64 order from 65 to 128 (65: 1.33 vs 1.45 ms, 96:
-  // 1.15 vs 1.54, 112: 1.96 vs 2.39, 128: 1.75 vs 2.46) and tile16 every float32 order
-  // from 193 (200: 5.22 vs 5.90, 224: 5.11 vs 5.93, 256: 6.38 vs 7.20). Float64 129..144
-  // stays with blocked, whose update runs on the MMAs (...-dmma-update-kernel-times.txt:
-  // 136: 3.45 vs 4.43 ms for tile16); since the pivots by rsqrt (2026-11-25,
-  // results/h100-2026-11-25-f64-crossover-tune_potrf.txt) tile16 led from 160 (3.68 vs
-  // 3.92 ms, 192: 4.91 vs 5.58), until the blocked family's left-looking groups
-  // (twenty-sixth round, results/*-2026-11-25-left-*): H100 136 3.34 vs 3.54, 144 3.45
-  // vs 3.58, 160 3.67 vs 3.60 (tile16's one win, 2%), 192 4.73 vs 4.82; H200 168 4.21
-  // vs 4.76, 176 4.25 vs 4.79, 184 4.47 vs 4.84, 192 4.39 vs 4.87. Float64 is blocked
-  // from 129 on (also with BATCHCHOL_BLOCKED_LEFT=0, where tile16 had led from 160: an
-  // A/B of that switch at 145..192 is not against the old default). Float32 (tile16 up
-  // to 320) keeps tile16: H100 224 4.59 vs 5.39, 256 5.81 vs 6.24, 320 9.36 vs 10.38 for
-  // blocked. Float32 up to 128 stays with
-  // wide: at 128 its square-root-free steps run 1.22-1.25 ms, where tile took 1.32 in
-  // tune_potrf (in the run in which wide still took 1.45; ...-wide-variants-ab.txt). A
-  // device with less shared memory per block than sm_90 falls through to blocked where
-  // the tiles do not fit. Since the tile families' float64 trailing updates run on the
-  // MMAs (thirty-ninth round, results/h100-2026-11-28-tile-mma-ab.txt: tile16 136 / 160
-  // / 192 3.59 / 3.62 / 4.86 -> 3.08 / 3.14 / 4.24 ms), tile16 against blocked
-  // (...-tile16-crossover-ab.txt): 144 3.07 / 3.06, 152 3.13 / 3.26, 160 3.14 / 3.31,
-  // 176 4.16 / 4.06, 192 4.23 / 4.29. tile16's time follows its tile count (six
-  // columns from 161: flat at ~4.2 ms) and blocked's grows with n, so tile16 takes the
-  // five-column orders 145..160 and blocked the six-column ones, whose crossover
-  // (~185) is too close to call. (Measured before the early first tile, which made
-  // tile16 160 3.7% faster on an H200.) Without the MMA update (below sm_80, or
-  // BATCHCHOL_TILE_MMA=0) blocked keeps 145..160: tile16 160 took 3.62 ms there.
-  const bool tile16_range = f64_tile16_order<T>(n) && tile_float64_mma();
-  const bool blocked_range = std::is_same_v<T, double> && n >= kF64BlockedFrom && !tile16_range;
+  // pivot chain left its square roots to the end (2026-11-24) tile beat blocked at every
+  // float64 order from 65 to 128 (H100, tune_potrf: 96 1.15 vs 1.54 ms, 128 1.75 vs
+  // 2.46) and tile16 every float32 order from 193 (256 6.38 vs 7.20; float32 up to 96
+  // stays with wide, measured against tile4 in the forty-first round). Float64 129..160
+  // (five tile columns) went to blocked, whose update runs on the MMAs, then from 145 to
+  // tile16 once the tile updates did too (thirty-ninth round, ...-tile16-crossover-ab:
+  // 144 3.07 / 3.06 ms, 160 3.14 / 3.31 for blocked), one block per SM. The packed stage
+  // fits two eight-warp blocks at float64 129..160 and float32 193..224 (forty-second
+  // round, H200, results/h200-2026-11-28-packed-ab.txt, same bits as tile16: float64 160
+  // 2.86 -> 2.38 ms, 144 2.83 -> 2.35, float32 224 4.54 -> 3.38, 208 4.52 -> 3.34;
+  // against blocked, float64 136 2.84 -> 2.34, 160 3.09 -> 2.41). Blocked keeps float64
+  // 129..160 without the MMA update (below sm_80, or BATCHCHOL_TILE_MMA=0: tile16 160
+  // took 3.62 ms there), and every float64 order from 161, where tile16's single block
+  // per SM lost (176 4.16 vs 4.06, 192 4.23 vs 4.29: too close to call; blocked's
+  // left-looking groups, twenty-sixth round). A device with less shared memory per block
+  // than sm_90 falls through to blocked where the tiles do not fit.
+  const bool tile_past_128 = f64_tile_order_past_128<T>(n) && tile_float64_mma();
+  const bool blocked_range = std::is_same_v<T, double> && n > 128 && !tile_past_128;
   if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range) {
     const int warps = tile_warps<T>(n);
     if (warps == 16) return PotrfKernel::kTile16;
@@ -215,7 +201,7 @@ bool potrf_uses_wide(int n) {
 
 template <typename T>
 bool potrf_single_candidate(int n) {
-  return choose_potrf_kernel<T>(n) == PotrfKernel::kBlocked || f64_tile16_order<T>(n);
+  return choose_potrf_kernel<T>(n) == PotrfKernel::kBlocked || f64_tile_order_past_128<T>(n);
 }
 
 #define BATCHCHOL_INSTANTIATE(T)                                                          \

@@ -21,9 +21,9 @@ template <typename T>
 bool potrf_uses_wide(int n);
 
 // Whether one matrix of order n may go to cuSOLVER (potrf_single.cu): where launch_potrf<T>
-// runs the multi-launch blocked family, and at float64 145..160, blocked's when the
-// route was measured (tile16's since the thirty-ninth round: one tile16 block for one
-// matrix has not been measured against cuSOLVER).
+// runs the multi-launch blocked family, and at float64 129..160, blocked's when the
+// route was measured (tile16's from 145 since the thirty-ninth round, tile's since the
+// forty-second: one tile block for one matrix has not been measured against cuSOLVER).
 template <typename T>
 bool potrf_single_candidate(int n);
 

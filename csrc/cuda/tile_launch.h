@@ -24,10 +24,11 @@ constexpr int tile_max_n() {
 // Warps per block for order n: 4 while three blocks fit an SM's shared memory (float64
 // n <= 96, float32 n <= 160: the "tile4" family; at 128 registers a thread, three blocks
 // of 8 warps would not fit the register file), 8 while two do (float64 n <= 128, float32
-// n <= 192), 16 beyond (H100 tuning, potrf_cuda.cu); the fixed-size and ragged dispatches
-// both take it from here. A block waits on its one-warp pivot chain for ~40% of its
-// time, so a third matrix per SM gains more than the wider phases lose (H200, 10,000
-// matrices, tools/tile_phase_probe.cu, same bits, results/h200-2026-11-28-tile4-probe.txt):
+// n <= 192; and float64 129..160, float32 193..224 on the packed stage, tile_packed.cuh),
+// 16 beyond (H100 tuning, potrf_cuda.cu); the fixed-size and ragged dispatches both take
+// it from here. A block waits on its one-warp pivot chain for ~40% of its time, so
+// another matrix per SM gains more than the wider phases lose (H200, 10,000 matrices,
+// tools/tile_phase_probe.cu, same bits, results/h200-2026-11-28-tile4-probe.txt):
 // float64 80 0.767 -> 0.621 ms, 96 0.779 -> 0.638; float32 144 1.587 -> 1.500, 160 1.591
 // -> 1.551. The thresholds are sm_90's (228 KB of shared memory per SM): on a GPU with
 // less, tile4's orders may fit only two four-warp blocks per SM, fewer warps than the
@@ -35,11 +36,11 @@ constexpr int tile_max_n() {
 template <typename T>
 constexpr int tile_warps(int n) {
   if (n <= (std::is_same_v<T, float> ? 160 : 96)) return 4;
-  return n <= (std::is_same_v<T, float> ? 192 : 128) ? 8 : 16;
+  return n <= (std::is_same_v<T, float> ? 224 : 160) ? 8 : 16;
 }
 
 // Whether the tiles of order n fit the shared memory a block of the current device may
-// opt into.
+// opt into (the unpacked stage, the larger).
 bool tile_fits(int n, size_t elem_size);
 
 // Whether the tile families' float64 trailing updates run on the MMAs: on sm_80 and later
@@ -47,14 +48,15 @@ bool tile_fits(int n, size_t elem_size);
 // call). The size dispatch gives tile16 its float64 orders 145..160 only then.
 bool tile_float64_mma();
 
-// warps: 4, 8 or 16 warps per block.
+// warps: 4, 8 or 16 warps per block; 8 at the orders of tile_packs (tile_packed.cuh) run
+// the packed stage.
 void launch_potrf_tile(const float* A, float* L, int* info, int64_t batch, int n, bool upper,
                        int warps, cudaStream_t stream);
 void launch_potrf_tile(const double* A, double* L, int* info, int64_t batch, int n, bool upper,
                        int warps, cudaStream_t stream);
 
 // Ragged batches: the matrices of groups [g_lo, g_hi] of tg (ragged_bins.h), in one
-// launch sized for group g_lo's tile count; their info entries are written, nothing
+// launch sized for group g_lo's tile count (packed as tile_packs says for that count); their info entries are written, nothing
 // else of the batch is touched.
 void launch_potrf_tile_groups(const float* A, float* L, int* info, const RaggedBatch& rb,
                               const SizeGroups& tg, int g_lo, int g_hi, bool upper, int warps,

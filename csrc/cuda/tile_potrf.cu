@@ -22,29 +22,36 @@ namespace {
 
 // Factors the n x n matrix (nt tiles per side) at a into l with the whole block and
 // stores its info at info[b] (an index, not a pointer held across the factorization:
-// that changed the fixed-size kernel's register allocation).
-template <typename T, int NT, bool kMma>
-__device__ __forceinline__ void tile_factor_matrix(const TileSmem<T>& sm, int* info_s,
+// that changed the fixed-size kernel's register allocation). kPacked: the packed stage
+// (tile_packed.cuh).
+template <typename T, int NT, bool kMma, bool kPacked>
+__device__ __forceinline__ void tile_factor_matrix(const TileSmem<T, kPacked>& sm, int* info_s,
                                                    const T* a, T* l, int n, int nt, bool upper,
                                                    int* info, int64_t b) {
-  tile_stage_in<T, NT>(sm.s, a, n, nt, upper);
+  tile_stage_in<T, NT, kPacked>(sm.s, a, n, nt, upper);
   __syncthreads();
-  const TileSegmentOut<T> out{l, sm.s, n, nt, upper};
-  const int inf = tile_potrf<T, kMma>(sm.s, sm.col, sm.cb, nt, info_s, out);
+  const TileSegmentOut<T, kPacked> out{l, sm.s, n, nt, upper};
+  int inf;
+  if constexpr (kPacked) {
+    inf = tile_potrf_packed<T, kMma>(sm.s, sm.cb, nt, info_s, a, n, upper, out);
+  } else {
+    inf = tile_potrf<T, kMma>(sm.s, sm.col, sm.cb, nt, info_s, out);
+  }
   if (threadIdx.x == 0) info[b] = inf;
   out.segment(nt - 1, threadIdx.x, NT);
 }
 
-template <typename T, int NT, bool kMma>
+template <typename T, int NT, bool kMma, bool kPacked>
 __global__ void __launch_bounds__(NT, 512 / NT)
     potrf_tile_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info, int n,
                       int nt, bool upper) {
   extern __shared__ __align__(16) unsigned char tile_smem_raw[];
   __shared__ int info_s;
-  const TileSmem<T> sm(tile_smem_raw, nt);
+  const TileSmem<T, kPacked> sm(tile_smem_raw, nt);
   const int64_t b = blockIdx.x;
   const int64_t nn = int64_t(n) * n;
-  tile_factor_matrix<T, NT, kMma>(sm, &info_s, A + b * nn, L + b * nn, n, nt, upper, info, b);
+  tile_factor_matrix<T, NT, kMma, kPacked>(sm, &info_s, A + b * nn, L + b * nn, n, nt, upper,
+                                           info, b);
 }
 
 // Ragged batches: block i factors matrices i, i + grid, ... of tile groups [g_lo, g_hi] of
@@ -59,7 +66,7 @@ __global__ void __launch_bounds__(NT, 512 / NT)
 // grid, one block per SM looping, ran 17% slower at equal sizes.)
 constexpr int kTileListWaves = 4;
 
-template <typename T, int NT, bool kMma>
+template <typename T, int NT, bool kMma, bool kPacked>
 __global__ void __launch_bounds__(NT, 512 / NT)
     potrf_tile_list_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
                            const int64_t* __restrict__ offsets, const int* __restrict__ sizes,
@@ -67,29 +74,32 @@ __global__ void __launch_bounds__(NT, 512 / NT)
                            int g_hi, int nt_max, bool upper) {
   extern __shared__ __align__(16) unsigned char tile_smem_raw[];
   __shared__ int info_s;
-  const TileSmem<T> sm(tile_smem_raw, nt_max);
+  const TileSmem<T, kPacked> sm(tile_smem_raw, nt_max);
   int begin, end;
   group_range(counts, g_lo, g_hi, begin, end);
   for (int i = begin + int(blockIdx.x); i < end; i += int(gridDim.x)) {
     const int b = list[i];
     const int n = sizes[b];
     const int64_t o = offsets[b];
-    tile_factor_matrix<T, NT, kMma>(sm, &info_s, A + o, L + o, n, (n + kTile - 1) / kTile,
-                                    upper, info, b);
+    tile_factor_matrix<T, NT, kMma, kPacked>(sm, &info_s, A + o, L + o, n,
+                                             (n + kTile - 1) / kTile, upper, info, b);
     __syncthreads();  // the stage is refilled by the next matrix
   }
 }
 
-// Calls f(integral_constant<int, NT>{}, integral_constant<bool, kMma>{}) for NT = 32 *
-// warps threads (4, 8 or 16 warps), kMma for float64 where tile_float64_mma() holds. The
-// kMma instances exist on every architecture the build targets (a launched template's
-// arguments must not depend on __CUDA_ARCH__); below sm_80 dmma_m8n8k4 traps.
+// Calls f(integral_constant<int, NT>{}, integral_constant<bool, kMma>{},
+// integral_constant<bool, kPacked>{}) for NT = 32 * warps threads (4, 8 or 16 warps),
+// kMma for float64 where tile_float64_mma() holds, kPacked where `packed` and 8 warps
+// (the only width the packed orders take: tile_packs). The kMma instances exist on every
+// architecture the build targets (a launched template's arguments must not depend on
+// __CUDA_ARCH__); below sm_80 dmma_m8n8k4 traps.
 template <typename T, typename F>
-void with_tile_variant(int warps, F&& f) {
+void with_tile_variant(int warps, bool packed, F&& f) {
   const auto threads = [&](auto mma) {
-    if (warps == 16) return f(std::integral_constant<int, 512>{}, mma);
-    if (warps == 4) return f(std::integral_constant<int, 128>{}, mma);
-    f(std::integral_constant<int, 256>{}, mma);
+    if (warps == 16) return f(std::integral_constant<int, 512>{}, mma, std::false_type{});
+    if (warps == 4) return f(std::integral_constant<int, 128>{}, mma, std::false_type{});
+    if (packed) return f(std::integral_constant<int, 256>{}, mma, std::true_type{});
+    f(std::integral_constant<int, 256>{}, mma, std::false_type{});
   };
   if constexpr (std::is_same_v<T, double>) {
     if (tile_float64_mma()) return threads(std::true_type{});
@@ -97,28 +107,28 @@ void with_tile_variant(int warps, F&& f) {
   threads(std::false_type{});
 }
 
-template <typename T, int NT, bool kMma>
+template <typename T, int NT, bool kMma, bool kPacked>
 void launch_tile(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                  cudaStream_t stream) {
   const int nt = (n + kTile - 1) / kTile;
-  const size_t smem = tile_smem_bytes(n, sizeof(T));
+  const size_t smem = tile_smem_bytes(n, sizeof(T), kPacked);
   TORCH_CHECK(smem <= max_dynamic_smem(), "batchchol: the tile potrf kernel needs ",
               std::to_string(smem), " bytes of shared memory for n = ", std::to_string(n));
-  auto kernel = potrf_tile_kernel<T, NT, kMma>;
+  auto kernel = potrf_tile_kernel<T, NT, kMma, kPacked>;
   allow_dynamic_smem(kernel, smem);
   kernel<<<static_cast<unsigned>(batch), NT, smem, stream>>>(A, L, info, n, nt, upper);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <typename T, int NT, bool kMma>
+template <typename T, int NT, bool kMma, bool kPacked>
 void launch_tile_list(const T* A, T* L, int* info, const RaggedBatch& rb, const SizeGroups& tg,
                       int g_lo, int g_hi, bool upper, cudaStream_t stream) {
   const int nt_max = tg.nt_hi - g_lo;
-  const size_t smem = tile_smem_bytes(kTile * nt_max, sizeof(T));
+  const size_t smem = tile_smem_bytes(kTile * nt_max, sizeof(T), kPacked);
   TORCH_CHECK(smem <= max_dynamic_smem(), "batchchol: the tile potrf kernel needs ",
               std::to_string(smem), " bytes of shared memory for ", std::to_string(nt_max),
               " tiles");
-  auto kernel = potrf_tile_list_kernel<T, NT, kMma>;
+  auto kernel = potrf_tile_list_kernel<T, NT, kMma, kPacked>;
   allow_dynamic_smem(kernel, smem);
   // Residency per tile count, asked once per process (as the warp launches do): the
   // query is host work on every call otherwise, and the grid size only sets how many
@@ -146,9 +156,10 @@ void launch_tile_any(const T* A, T* L, int* info, int64_t batch, int n, bool upp
                      cudaStream_t stream) {
   TORCH_CHECK(n >= 1 && n <= tile_max_n<T>(), "batchchol: the tile potrf kernels do not serve n = ",
               std::to_string(n));
-  with_tile_variant<T>(warps, [&](auto threads, auto mma) {
-    launch_tile<T, decltype(threads)::value, decltype(mma)::value>(A, L, info, batch, n, upper,
-                                                                   stream);
+  const bool packed = tile_packs<T>((n + kTile - 1) / kTile);
+  with_tile_variant<T>(warps, packed, [&](auto threads, auto mma, auto pack) {
+    launch_tile<T, decltype(threads)::value, decltype(mma)::value, decltype(pack)::value>(
+        A, L, info, batch, n, upper, stream);
   });
 }
 
@@ -159,9 +170,10 @@ void launch_tile_groups_any(const T* A, T* L, int* info, const RaggedBatch& rb,
   TORCH_CHECK(0 <= g_lo && g_lo <= g_hi && g_hi < tg.groups && tg.stride == 0 &&
                   kTile * tg.nt_hi <= tile_max_n<T>(),
               "batchchol: bad tile groups for the tile potrf kernels");
-  with_tile_variant<T>(warps, [&](auto threads, auto mma) {
-    launch_tile_list<T, decltype(threads)::value, decltype(mma)::value>(A, L, info, rb, tg, g_lo,
-                                                                        g_hi, upper, stream);
+  const bool packed = tile_packs<T>(tg.nt_hi - g_lo);
+  with_tile_variant<T>(warps, packed, [&](auto threads, auto mma, auto pack) {
+    launch_tile_list<T, decltype(threads)::value, decltype(mma)::value, decltype(pack)::value>(
+        A, L, info, rb, tg, g_lo, g_hi, upper, stream);
   });
 }
 
