@@ -436,6 +436,32 @@ def test_wide_fused_posv(monkeypatch, dtype, n, upper):
             assert not bool(torch.isfinite(X0[s]).all()), f"failed system {s}: finite X (unfused)"
 
 
+@pytest.mark.parametrize("n", [52, 53, 60, 64])
+@pytest.mark.parametrize("upper", [False, True])
+def test_posv_fused_where_potrf_runs_tile4(monkeypatch, n, upper):
+    # The size dispatch gives float64 potrf wide up to 52 and tile4 from 53; posv keeps
+    # its fused wide kernel up to 64 either way (no tile posv kernel). Its L is potrf's
+    # bit for bit where potrf runs wide, and another algorithm's, within the factor's
+    # tolerance, where potrf runs tile4.
+    for switch in ("BATCHCHOL_POSV_FUSED_MAX_K", "BATCHCHOL_POTRF_KERNEL"):
+        monkeypatch.delenv(switch, raising=False)
+    A = make_spd((6,), n, torch.float64, "cuda", cond=100.0)
+    A_in = fill_other_triangle(A, upper, float("nan"))
+    B = make_rhs((6, n, 1), torch.float64, "cuda")
+    names = cuda_kernel_names(lambda: ops.potrf(A_in, upper))
+    on_tile4 = any("potrf_tile_kernel" in k for k in names)
+    assert on_tile4 == (n > 52), names
+    L_ref, _ = ops.potrf(A_in, upper)
+    _assert_one_kernel(lambda: ops.posv(A_in, B, upper), "posv_wide_kernel")
+    X, L, info = ops.posv(A_in, B, upper)
+    assert bool((info == 0).all())
+    assert_close_rel(X, torch.linalg.solve(to_ref(A), to_ref(B)), tol(torch.float64, n, cond2(A)), "X")
+    if on_tile4:
+        assert_close_rel(L, L_ref, tol(torch.float64, n, cond2(A)), "posv L vs potrf L")
+    else:
+        assert torch.equal(L, L_ref)
+
+
 def _assert_one_kernel(fn, family):
     # fn() launched exactly one kernel, of `family` (a fallback to potrf + potrs would
     # give the right X as well).

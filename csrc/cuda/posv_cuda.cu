@@ -90,15 +90,16 @@ int posv_vbatched_fused_max_k(bool is_double) {
 
 namespace {
 
-// A fused kernel for (T, n, k) where one serves: the wide one wherever potrf runs the
-// two-warp wide kernel (then posv's L is potrf's bit for bit; forced float32 included,
-// with float64's column limit), else the warp family's. L may be null (posv_solve: the
+// A fused kernel for (T, n, k) where one serves: the wide one where posv_fuses_wide says
+// (potrf_launch.h: where potrf runs the two-warp wide kernel, forced float32 included,
+// with float64's column limit; and float64 53..64, where potrf runs tile4), else the
+// warp family's. L may be null (posv_solve: the
 // factor stays on chip). Returns false, launching nothing, otherwise.
 template <typename T>
 bool launch_posv_family_if_served(const T* A, const T* B, T* X, T* L, int* info,
                                   int64_t batch, int n, int k, bool upper, cudaStream_t stream) {
   if constexpr (wide_max_n<T>() > 0) {
-    if (n >= kWideMinN && n <= kPosvWideMaxN && potrf_uses_wide<T>(n)) {
+    if (n >= kWideMinN && n <= kPosvWideMaxN && posv_fuses_wide<T>(n)) {
       if (k > posv_wide_max_k(/*writes_L=*/L != nullptr) || batch > INT32_MAX) return false;
       launch_posv_wide(A, B, X, L, info, batch, n, k, upper, stream);
       return true;

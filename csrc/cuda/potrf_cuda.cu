@@ -95,6 +95,17 @@ constexpr bool f64_tile_order_past_128(int n) {
   return std::is_same_v<T, double> && n > 128 && n <= kF64TileTo;
 }
 
+// Float64 orders up to which the fixed-size dispatch gives wide, below
+// wide_dispatch_max_n (the ragged dispatch's, by whole tile columns). Tile4's time is flat
+// over a tile column while wide's grows with n (H200, ...-tile4-ab.txt: 48 0.416 vs 0.417
+// ms, 56 0.345 vs 0.322, 64 0.342 vs 0.310, wide first). posv keeps its fused kernel on
+// wide up to kPosvWideMaxN (posv_fuses_wide).
+constexpr int kF64WideFixedMax = 52;
+template <typename T>
+constexpr int wide_fixed_max_n() {
+  return std::is_same_v<T, double> ? kF64WideFixedMax : wide_dispatch_max_n<T>();
+}
+
 // The family used for order n: the tuned table, or BATCHCHOL_POTRF_KERNEL when it names
 // a family that supports n.
 template <typename T>
@@ -110,12 +121,13 @@ PotrfKernel choose_potrf_kernel(int n) {
   // ties wide at 64, 0.498 vs 0.489 ms, and beats blocked from n = 33, 0.92 vs 1.91).
   // wide: float64 33..64 (n = 64 0.49-0.52 vs blocked 0.96-0.98 ms) and float32
   // 65..128 (n = 128 1.52 vs 3.01 ms with per-warp update widths, ...-wide-perwarp-*;
-  // float32 97..128 on tile4 since the forty-first round: wide_dispatch_max_n).
+  // float32 97..128 on tile4 since the forty-first round, float64 53..64 since the
+  // forty-second: wide_fixed_max_n).
   if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
-  // Past wide_dispatch_max_n, wide only where the tiles do not fit.
+  // Past wide_fixed_max_n, wide only where the tiles do not fit.
   if (potrf_kernel_applies<T>(PotrfKernel::kWide, n) &&
-      (n <= wide_dispatch_max_n<T>() || !potrf_kernel_applies<T>(PotrfKernel::kTile4, n)))
+      (n <= wide_fixed_max_n<T>() || !potrf_kernel_applies<T>(PotrfKernel::kTile4, n)))
     return PotrfKernel::kWide;
   // tile (whole lower triangle in shared memory): 4 warps while three blocks fit an SM
   // (tile4), 8 while two do, 16 once one does (tile_warps, tile_launch.h). Since the
@@ -195,8 +207,10 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
 }
 
 template <typename T>
-bool potrf_uses_wide(int n) {
-  return choose_potrf_kernel<T>(n) == PotrfKernel::kWide;
+bool posv_fuses_wide(int n) {
+  const PotrfKernel choice = choose_potrf_kernel<T>(n);
+  return choice == PotrfKernel::kWide ||
+         (std::is_same_v<T, double> && n <= kPosvWideMaxN && choice == PotrfKernel::kTile4);
 }
 
 template <typename T>
@@ -206,7 +220,7 @@ bool potrf_single_candidate(int n) {
 
 #define BATCHCHOL_INSTANTIATE(T)                                                          \
   template void launch_potrf<T>(const T*, T*, int*, int64_t, int, bool, cudaStream_t); \
-  template bool potrf_uses_wide<T>(int);                                                 \
+  template bool posv_fuses_wide<T>(int);                                                 \
   template bool potrf_single_candidate<T>(int);
 BATCHCHOL_INSTANTIATE(float)
 BATCHCHOL_INSTANTIATE(double)

@@ -15,10 +15,13 @@ template <typename T>
 void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                   cudaStream_t stream);
 
-// Whether launch_potrf<T> runs the wide family for order n (the size dispatch, or the
-// family BATCHCHOL_POTRF_KERNEL forces): posv then fuses its solve into that kernel.
+// Whether posv fuses its solve into the wide family's kernel for order n: where
+// launch_potrf<T> runs wide (the size dispatch, or the family BATCHCHOL_POTRF_KERNEL
+// forces), posv's L then potrf's bit for bit; and at float64 orders up to kPosvWideMaxN
+// that potrf gives tile4 (there is no tile posv kernel, and the fused one beat potrf +
+// potrs at those orders: posv_cuda.cu), posv's L then another algorithm's, as accurate.
 template <typename T>
-bool potrf_uses_wide(int n);
+bool posv_fuses_wide(int n);
 
 // Whether one matrix of order n may go to cuSOLVER (potrf_single.cu): where launch_potrf<T>
 // runs the multi-launch blocked family, and at float64 129..160, blocked's when the

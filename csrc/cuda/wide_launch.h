@@ -20,13 +20,12 @@ constexpr int wide_max_n() {
   return std::is_same_v<T, float> ? 128 : std::is_same_v<T, double> ? 64 : 0;
 }
 
-// The largest order the size dispatches (fixed-size and ragged) give the wide family:
-// float32 97..128 run on tile4 instead, four blocks of four warps per SM (H200,
-// tools/ab_env.py, results/h200-2026-11-28-tile4-ab.txt: 128 1.077 -> 0.906 ms;
-// ragged, results/h200-2026-11-28-ragged-tile4-ab.txt: uniform max_n 128, 50,000
-// matrices 3.19 -> 2.77 ms). Float64 tile4 beat wide at 64 too (0.342 -> 0.310 ms), but
-// posv fuses on wide only where potrf runs wide (its L then potrf's bit for bit), so
-// float64 keeps wide up to 64.
+// The largest order the size dispatches give the wide family, by whole tile columns (the
+// ragged dispatch's groups; the fixed-size one stops earlier in float64, at
+// wide_fixed_max_n, potrf_cuda.cu): float32 97..128 run on tile4 instead, four blocks of
+// four warps per SM (H200, tools/ab_env.py, results/h200-2026-11-28-tile4-ab.txt: 128
+// 1.077 -> 0.906 ms; ragged, results/h200-2026-11-28-ragged-tile4-ab.txt: uniform max_n
+// 128, 50,000 matrices 3.19 -> 2.77 ms).
 template <typename T>
 constexpr int wide_dispatch_max_n() {
   return std::is_same_v<T, float> ? 96 : wide_max_n<T>();
