@@ -38,10 +38,11 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
 }
 
 // Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh,
-// real dtypes) and registers for small n; wide (float64 33..64, float32 33..96,
+// real dtypes) and registers for small n; wide (float64 33..52, float32 33..96,
 // wide_chol.cuh); tile4, tile and tile16 (4, 8 and 16 warps a block, real dtypes up to
-// 192 / 320, tile_chol.cuh; by default float64 65..96, 97..128 and 145..160, float32
-// 97..160, 161..192 and 193..320);
+// 192 / 320, tile_chol.cuh; by default float64 53..96, 97..160 (129..160 on the packed
+// stage, tile_packed.cuh) and none, float32 97..160, 161..224 (193..224 packed) and
+// 225..320);
 // left-looking in one launch or one launch per panel (potrf_left_kernels.cuh); shared
 // and blocked (potrf_kernels.cuh).
 enum class PotrfKernel {

@@ -10,7 +10,7 @@ namespace cuda {
 
 // Whether the potrf op sends this call (A flattened to [batch, n, n]) to potrf_single:
 // one matrix of an order potrf_single_candidate names (the blocked family's, and float64
-// 145..160), n >= 128, unless
+// 129..160), n >= 128, unless
 // BATCHCHOL_POTRF_SINGLE=0, a family is forced (BATCHCHOL_POTRF_KERNEL), MAGMA is
 // torch's preferred linalg library, or the current stream is capturing a CUDA graph.
 bool potrf_single_applies(const at::Tensor& A, int64_t batch, int64_t n);

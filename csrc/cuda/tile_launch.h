@@ -45,7 +45,7 @@ bool tile_fits(int n, size_t elem_size);
 
 // Whether the tile families' float64 trailing updates run on the MMAs: on sm_80 and later
 // (the current device), unless BATCHCHOL_TILE_MMA is 0 (an A/B switch, read at every
-// call). The size dispatch gives tile16 its float64 orders 145..160 only then.
+// call). The size dispatch gives tile its float64 orders 129..160 only then.
 bool tile_float64_mma();
 
 // warps: 4, 8 or 16 warps per block; 8 at the orders of tile_packs (tile_packed.cuh) run
