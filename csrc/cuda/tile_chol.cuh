@@ -59,6 +59,18 @@ __device__ __forceinline__ P* tile_at(P* s, int I, int J) {
   return s + (I * (I + 1) / 2 + J) * kTileElems;
 }
 
+// The packed stage (tile_packed.cuh) holds the triangle less its last diagonal tile
+// (nt >= 3), which lives in tile (0, 0)'s slot from step 1's panel phase on.
+__host__ __device__ constexpr int tile_packed_slots(int nt) {
+  return tile_count(nt) - (nt >= 3 ? 1 : 0);
+}
+
+// Where tile (I, J), I >= J, lives in the packed stage.
+template <typename P>
+__device__ __forceinline__ P* tile_home(P* s, int nt, int I, int J) {
+  return I == J && I == nt - 1 && nt >= 3 ? s : tile_at(s, I, J);
+}
+
 // Chunk q of row r of a tile, in place (const or not).
 template <typename P>
 __device__ __forceinline__ auto tile_chunk_ref(P* t, int r, int q) -> decltype(auto) {
@@ -165,10 +177,17 @@ __device__ __forceinline__ int potrf_rows_chain(T (&a)[kTile], T* cb, T& rdiag) 
   return info;
 }
 
+// The chain's buffer column that holds 1 / L(j, j) after potrf_rows_chain (its last
+// publication).
+constexpr int kChainRdiag = ((kTile - 3) % 3) * kTile;
+
 // Factors diagonal tile d with one warp (potrf_rows_chain) and leaves in `col` what the
 // panel solve reads: col[j * 32 + p] = L(p, j) for p > j, and col[j * 33] = 1 / L(j, j),
-// so that a column of L is a run of broadcast chunks. Returns the tile's info.
-template <typename T>
+// so that a column of L is a run of broadcast chunks. kPacked (tile_packed.cuh; col
+// unused): L^T in d's upper part instead (d(j, p) = L(p, j), p > j; scratch until then,
+// and no update touches a factored diagonal tile), 1 / L(j, j) at cb[kChainRdiag + j].
+// Returns the tile's info.
+template <bool kPacked = false, typename T>
 __device__ __forceinline__ int tile_factor_diag(T* d, T* col, T* cb) {
   using Chunk = TileChunk<T>;
   constexpr int V = Chunk::kLen;
@@ -182,23 +201,33 @@ __device__ __forceinline__ int tile_factor_diag(T* d, T* col, T* cb) {
   }
   T rdiag;
   const int info = potrf_rows_chain(a, cb, rdiag);
+  // (Every lane's reads of d came before the chain's first __syncwarp.)
 #pragma unroll
   for (int j = 0; j < kTile; ++j) {
     if (j <= lane) d[tile_off<T>(lane, j)] = a[j];
-    if (j < lane) col[j * kTile + lane] = a[j];
+    if (j < lane) {
+      if constexpr (kPacked) {
+        d[tile_off<T>(j, lane)] = a[j];
+      } else {
+        col[j * kTile + lane] = a[j];
+      }
+    }
   }
-  col[lane * (kTile + 1)] = rdiag;
+  if constexpr (!kPacked) col[lane * (kTile + 1)] = rdiag;
   return info;
 }
 
 // Rows of the tiles below diagonal tile k: x L_kk^T = a, one row per thread, in column
 // order (x_j final, then subtracted from the entries after it), which leaves 31
-// independent update chains instead of one dot product per entry.
-template <typename T>
-__device__ __forceinline__ void tile_solve_panel(T* s, int nt, int k, const T* col) {
+// independent update chains instead of one dot product per entry. L_kk as
+// tile_factor_diag<kPacked> leaves it: in col, or (kPacked) in diagonal tile k and cb.
+template <bool kPacked = false, typename T>
+__device__ __forceinline__ void tile_solve_panel(T* s, int nt, int k, const T* col,
+                                                 const T* cb = nullptr) {
   using Chunk = TileChunk<T>;
   constexpr int V = Chunk::kLen;
   const int rows = kTile * (nt - 1 - k);
+  const T* d = kPacked ? tile_at(s, k, k) : col;
   for (int R = threadIdx.x; R < rows; R += blockDim.x) {
     T* t = tile_at(s, k + 1 + R / kTile, k);
     const int r = R % kTile;
@@ -211,10 +240,12 @@ __device__ __forceinline__ void tile_solve_panel(T* s, int nt, int k, const T* c
     }
 #pragma unroll
     for (int j = 0; j < kTile; ++j) {
-      x[j] *= col[j * (kTile + 1)];
+      x[j] *= kPacked ? cb[kChainRdiag + j] : col[j * (kTile + 1)];
 #pragma unroll
       for (int q = (j + 1) / V; q < kTile / V; ++q) {
-        const auto ch = *reinterpret_cast<const typename Chunk::type*>(col + j * kTile + q * V);
+        using C = typename Chunk::type;
+        const auto ch = kPacked ? tile_chunk(d, j, q)
+                                : *reinterpret_cast<const C*>(col + j * kTile + q * V);
 #pragma unroll
         for (int u = 0; u < V; ++u)
           if (q * V + u > j) x[q * V + u] -= x[j] * Chunk::get(ch, u);
@@ -312,34 +343,47 @@ __device__ __forceinline__ void tile_gemm_nt_dmma(double* c, const double* a, co
     }
 }
 
-// Tile (I, J), J <= I, minus L(I, k) L(J, k)^T, by one warp. A diagonal tile gets the
-// full product (on the MMAs: the blocks on and below the diagonal); its upper part is
-// scratch (never read, stored as 0). kMma: float64 on the MMAs (tile_gemm_nt_dmma).
+// Tile (I, J), J <= I, at c, minus L(I, k) L(J, k)^T, by one warp. A diagonal tile gets
+// the full product (on the MMAs: the blocks on and below the diagonal); its upper part
+// is scratch (never read, stored as 0). kMma: float64 on the MMAs (tile_gemm_nt_dmma).
 template <typename T, bool kMma>
-__device__ __forceinline__ void tile_update_one(T* s, int I, int J, int k) {
+__device__ __forceinline__ void tile_update_at(T* c, const T* s, int I, int J, int k) {
   if constexpr (kMma) {
     static_assert(std::is_same_v<T, double>, "the MMA tile update is float64's");
     if (I == J) {
-      tile_gemm_nt_dmma<true>(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+      tile_gemm_nt_dmma<true>(c, tile_at(s, I, k), tile_at(s, J, k));
     } else {
-      tile_gemm_nt_dmma<false>(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+      tile_gemm_nt_dmma<false>(c, tile_at(s, I, k), tile_at(s, J, k));
     }
   } else {
-    tile_gemm_nt(tile_at(s, I, J), tile_at(s, I, k), tile_at(s, J, k));
+    tile_gemm_nt(c, tile_at(s, I, k), tile_at(s, J, k));
   }
 }
 
-// Trailing update after tile column k: every tile (I, J), k < J <= I, one tile per warp
-// at a time.
+// The same with tile (I, J) where tile_at puts it.
 template <typename T, bool kMma>
+__device__ __forceinline__ void tile_update_one(T* s, int I, int J, int k) {
+  tile_update_at<T, kMma>(tile_at(s, I, J), s, I, J, k);
+}
+
+// Trailing update after tile column k: every tile (I, J), k < J <= I, one tile per warp
+// at a time. kPacked: tiles where tile_home puts them, and at step 0 not the deferred
+// last diagonal tile (tri_index's last), which tile_packed.cuh's tile_last_finish
+// updates at step 1.
+template <typename T, bool kMma, bool kPacked = false>
 __device__ __forceinline__ void tile_update_trailing(T* s, int nt, int k) {
   const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const int m = nt - 1 - k;
-  const int count = m * (m + 1) / 2;
+  const int count = m * (m + 1) / 2 - (kPacked && k == 0 && nt >= 3 ? 1 : 0);
   for (int l = warp; l < count; l += warps) {
     int ti, tj;
     tri_index(l, ti, tj);
-    tile_update_one<T, kMma>(s, k + 1 + ti, k + 1 + tj, k);
+    if constexpr (kPacked) {
+      const int I = k + 1 + ti, J = k + 1 + tj;
+      tile_update_at<T, kMma>(tile_home(s, nt, I, J), s, I, J, k);
+    } else {
+      tile_update_one<T, kMma>(s, k + 1 + ti, k + 1 + tj, k);
+    }
   }
 }
 

@@ -10,7 +10,9 @@
 // allocated; the block's last warp reads it from memory while warp 0 factors diagonal
 // tile 1, and once tile column 0 has been written out of tile (0, 0)'s slot stores it
 // there and gives it step 0's update (skipped at step 0). The same operations on every
-// entry as tile_potrf, so the same bits.
+// entry as tile_potrf, so the same bits. The steps' packed forms are tile_chol.cuh's
+// (tile_factor_diag<true>, tile_solve_panel<true>, tile_update_trailing<T, kMma, true>);
+// this file holds the deferred tile and the loop.
 //
 // Why only there: at equal blocks per SM this stage ran 3-20% slower than tile_potrf's
 // (H200, tools/tile_phase_probe.cu builds, same bits; results/h200-2026-11-28-packed-
@@ -33,123 +35,12 @@ __host__ __device__ constexpr bool tile_packs(int nt) {
   return (std::is_same_v<T, double> && nt == 5) || (std::is_same_v<T, float> && nt == 7);
 }
 
-// Tiles the packed stage holds: the triangle less its last diagonal tile (nt >= 3).
-__host__ __device__ constexpr int tile_packed_slots(int nt) {
-  return tile_count(nt) - (nt >= 3 ? 1 : 0);
-}
-
-// Where tile (I, J), I >= J, lives in the packed stage: tile_at's slot, but the deferred
-// last diagonal tile's is tile (0, 0)'s (valid from step 1's panel phase on).
-template <typename P>
-__device__ __forceinline__ P* tile_home(P* s, int nt, int I, int J) {
-  return I == J && I == nt - 1 && nt >= 3 ? s : tile_at(s, I, J);
-}
-
 // Entry (i, j) of the working matrix W (A for a lower factor, A^T for an upper one) of
 // the n x n source a, the identity past n: what the stage holds.
 template <typename T>
 __device__ __forceinline__ T tile_source(const T* a, int n, bool upper, int i, int j) {
   if (i < n && j < n) return upper ? a[int64_t(j) * n + i] : a[int64_t(i) * n + j];
   return i == j ? T(1) : T(0);
-}
-
-// The chain's buffer column that holds 1 / L(j, j) after potrf_rows_chain (its last
-// publication).
-constexpr int kChainRdiag = ((kTile - 3) % 3) * kTile;
-
-// tile_factor_diag, leaving L_kk^T in d's upper part (d(j, p) = L(p, j), p > j) and
-// 1 / L(j, j) at cb[kChainRdiag + j] for the panel solve.
-template <typename T>
-__device__ __forceinline__ int tile_factor_diag_packed(T* d, T* cb) {
-  using Chunk = TileChunk<T>;
-  constexpr int V = Chunk::kLen;
-  const int lane = threadIdx.x & 31;
-  T a[kTile];
-#pragma unroll
-  for (int q = 0; q < kTile / V; ++q) {
-    const auto ch = tile_chunk(d, lane, q);
-#pragma unroll
-    for (int u = 0; u < V; ++u) a[q * V + u] = q * V + u <= lane ? Chunk::get(ch, u) : T(0);
-  }
-  T rdiag;
-  const int info = potrf_rows_chain(a, cb, rdiag);
-  // Every lane's reads of d came before the chain's first __syncwarp.
-#pragma unroll
-  for (int j = 0; j < kTile; ++j) {
-    if (j <= lane) d[tile_off<T>(lane, j)] = a[j];
-    if (j < lane) d[tile_off<T>(j, lane)] = a[j];
-  }
-  return info;
-}
-
-// tile_solve_panel with L_kk as tile_factor_diag_packed leaves it.
-template <typename T>
-__device__ __forceinline__ void tile_solve_panel_packed(T* s, int nt, int k, const T* cb) {
-  using Chunk = TileChunk<T>;
-  constexpr int V = Chunk::kLen;
-  const int rows = kTile * (nt - 1 - k);
-  const T* d = tile_at(s, k, k);
-  const T* rdiag = cb + kChainRdiag;
-  for (int R = threadIdx.x; R < rows; R += blockDim.x) {
-    T* t = tile_at(s, k + 1 + R / kTile, k);
-    const int r = R % kTile;
-    T x[kTile];
-#pragma unroll
-    for (int q = 0; q < kTile / V; ++q) {
-      const auto ch = tile_chunk(t, r, q);
-#pragma unroll
-      for (int u = 0; u < V; ++u) x[q * V + u] = Chunk::get(ch, u);
-    }
-#pragma unroll
-    for (int j = 0; j < kTile; ++j) {
-      x[j] *= rdiag[j];
-#pragma unroll
-      for (int q = (j + 1) / V; q < kTile / V; ++q) {
-        const auto ch = tile_chunk(d, j, q);
-#pragma unroll
-        for (int u = 0; u < V; ++u)
-          if (q * V + u > j) x[q * V + u] -= x[j] * Chunk::get(ch, u);
-      }
-    }
-#pragma unroll
-    for (int q = 0; q < kTile / V; ++q) {
-      typename Chunk::type ch;
-      T* p = reinterpret_cast<T*>(&ch);
-#pragma unroll
-      for (int u = 0; u < V; ++u) p[u] = x[q * V + u];
-      tile_chunk_ref(t, r, q) = ch;
-    }
-  }
-}
-
-// tile_update_one with tile (I, J) at c.
-template <typename T, bool kMma>
-__device__ __forceinline__ void tile_update_at(T* c, const T* s, int I, int J, int k) {
-  if constexpr (kMma) {
-    static_assert(std::is_same_v<T, double>, "the MMA tile update is float64's");
-    if (I == J) {
-      tile_gemm_nt_dmma<true>(c, tile_at(s, I, k), tile_at(s, J, k));
-    } else {
-      tile_gemm_nt_dmma<false>(c, tile_at(s, I, k), tile_at(s, J, k));
-    }
-  } else {
-    tile_gemm_nt(c, tile_at(s, I, k), tile_at(s, J, k));
-  }
-}
-
-// tile_update_trailing over the packed stage: at step 0 not the deferred last diagonal
-// tile (tri_index's last), which tile_last_finish updates at step 1.
-template <typename T, bool kMma>
-__device__ __forceinline__ void tile_update_trailing_packed(T* s, int nt, int k) {
-  const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  const int m = nt - 1 - k;
-  const int count = m * (m + 1) / 2 - (k == 0 && nt >= 3 ? 1 : 0);
-  for (int l = warp; l < count; l += warps) {
-    int ti, tj;
-    tri_index(l, ti, tj);
-    const int I = k + 1 + ti, J = k + 1 + tj;
-    tile_update_at<T, kMma>(tile_home(s, nt, I, J), s, I, J, k);
-  }
 }
 
 // The deferred last diagonal tile, read from memory into one warp's registers (`load`;
@@ -229,7 +120,7 @@ __device__ int tile_potrf_packed(T* s, T* cb, int nt, int* info_s, const T* a, i
     TileLastPrep<T, kMma> last;
     const bool prep = defer && k == 1 && warp == warps - 1;
     if (warp == 0) {
-      const int inf = tile_factor_diag_packed(tile_home(s, nt, k, k), cb);
+      const int inf = tile_factor_diag<true>(tile_home(s, nt, k, k), static_cast<T*>(nullptr), cb);
       // The first failure is kept (a compare-and-swap: tile_potrf says why).
       if (threadIdx.x == 0 && inf != 0) atomicCAS(info_s, 0, kTile * k + inf);
     } else if (prep) {
@@ -241,10 +132,10 @@ __device__ int tile_potrf_packed(T* s, T* cb, int nt, int* info_s, const T* a, i
     if (k == 0) cp_async_wait<0>();
     __syncthreads();
     if (k + 1 < nt) {
-      tile_solve_panel_packed(s, nt, k, cb);
+      tile_solve_panel<true>(s, nt, k, static_cast<const T*>(nullptr), cb);
       if (prep) tile_last_finish(last, s, nt);
       __syncthreads();
-      tile_update_trailing_packed<T, kMma>(s, nt, k);
+      tile_update_trailing<T, kMma, true>(s, nt, k);
       __syncthreads();
     }
   }
