@@ -348,12 +348,13 @@ def tile_workload():
     and on the FMA pipes (BATCHCHOL_TILE_MMA=0) and float32, at two, four, five / seven
     and six / eight tile columns (float64 five and float32 seven on tile: the packed
     stage, tile_packed.cuh; a failing minor five rows from the end), both triangles; and
-    ragged batches of 24 matrices on the listed tile
-    launches (BATCHCHOL_VBATCHED_KERNEL=tile), lower only, float64 up to 190 and float32
-    up to 250 (groups on all three widths). Their grids hold a block per matrix: the
-    blocks' loop over their group (a stage refilled by the next matrix's copies) needs
-    more matrices than four waves of resident blocks, too many for racecheck's pace, and
-    is not covered here."""
+    ragged batches of 24 matrices on the listed tile launches
+    (BATCHCHOL_VBATCHED_KERNEL=tile, one launch per group), lower only, float64 up to 190
+    and float32 up to 250 (groups on all three widths). Their grids hold a block per
+    matrix: the blocks' loop over their group (a stage refilled by the next matrix's
+    copies) needs more matrices than four waves of resident blocks, too many for
+    racecheck's pace, and is not covered here; nor is tile-one (matrices of several tile
+    counts in one packed launch)."""
     import os
 
     from torch_batchchol import ragged

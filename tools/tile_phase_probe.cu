@@ -19,7 +19,8 @@
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icsrc $(python3 -c 'import torch.utils.cpp_extension as c;
 //     print(" ".join("-I" + p for p in c.include_paths()))') tools/tile_phase_probe.cu -o /tmp/probe
-//   /tmp/probe            (float64 96 on tile4, 128 on tile, 160 on tile16; float32 192 / 256)
+//   /tmp/probe            (float64 96 on tile4, 128 on tile, 160 on 16 warps as tile16 runs it;
+//                          float32 192 / 256; not the packed stage, tile_packed.cuh)
 //   /tmp/probe full       (the full variant only: for A/B runs of two builds)
 //   /tmp/probe warps      (the full variant, blocks of four warps against eight)
 #include <cuda_runtime.h>

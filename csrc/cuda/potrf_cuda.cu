@@ -38,7 +38,7 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
 }
 
 // Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh,
-// real dtypes) and registers for small n; wide (float64 33..52, float32 33..96,
+// real dtypes) and registers for small n; wide (float64 33..52, float32 65..96,
 // wide_chol.cuh); tile4, tile and tile16 (4, 8 and 16 warps a block, real dtypes up to
 // 192 / 320, tile_chol.cuh; by default float64 53..96, 97..160 (129..160 on the packed
 // stage, tile_packed.cuh) and none, float32 97..160, 161..224 (193..224 packed) and
@@ -98,9 +98,11 @@ constexpr bool f64_tile_order_past_128(int n) {
 
 // Float64 orders up to which the fixed-size dispatch gives wide, below
 // wide_dispatch_max_n (the ragged dispatch's, by whole tile columns). Tile4's time is flat
-// over a tile column while wide's grows with n (H200, ...-tile4-ab.txt: 48 0.416 vs 0.417
-// ms, 56 0.345 vs 0.322, 64 0.342 vs 0.310, wide first). posv keeps its fused kernel on
-// wide up to kPosvWideMaxN (posv_fuses_wide).
+// over a tile column while wide's grows with n (H200, wide first; ...-tile4-ab.txt: 48
+// 0.416 vs 0.417 ms, 56 0.345 vs 0.322, 64 0.342 vs 0.310; ...-packed-ab.txt: 52 0.380
+// vs 0.374, 56 0.362 vs 0.329, 64 0.362 vs 0.330). The crossover lies at ~48..52, too
+// close to call from these runs: 52 stays with wide. posv keeps its fused kernel on wide
+// up to kPosvWideMaxN (posv_fuses_wide).
 constexpr int kF64WideFixedMax = 52;
 template <typename T>
 constexpr int wide_fixed_max_n() {
@@ -211,7 +213,8 @@ template <typename T>
 bool posv_fuses_wide(int n) {
   const PotrfKernel choice = choose_potrf_kernel<T>(n);
   return choice == PotrfKernel::kWide ||
-         (std::is_same_v<T, double> && n <= kPosvWideMaxN && choice == PotrfKernel::kTile4);
+         (std::is_same_v<T, double> && n > kF64WideFixedMax && n <= kPosvWideMaxN &&
+          choice == PotrfKernel::kTile4);
 }
 
 template <typename T>

@@ -178,7 +178,7 @@ __device__ __forceinline__ int potrf_rows_chain(T (&a)[kTile], T* cb, T& rdiag) 
 }
 
 // The chain's buffer column that holds 1 / L(j, j) after potrf_rows_chain (its last
-// publication).
+// publication, `column(kTile - 3)` there: keep the two in step).
 constexpr int kChainRdiag = ((kTile - 3) % 3) * kTile;
 
 // Factors diagonal tile d with one warp (potrf_rows_chain) and leaves in `col` what the

@@ -56,8 +56,8 @@ void launch_potrf_tile(const double* A, double* L, int* info, int64_t batch, int
                        int warps, cudaStream_t stream);
 
 // Ragged batches: the matrices of groups [g_lo, g_hi] of tg (ragged_bins.h), in one
-// launch sized for group g_lo's tile count (packed as tile_packs says for that count); their info entries are written, nothing
-// else of the batch is touched.
+// launch sized for group g_lo's tile count (packed as tile_packs says for that count);
+// their info entries are written, nothing else of the batch is touched.
 void launch_potrf_tile_groups(const float* A, float* L, int* info, const RaggedBatch& rb,
                               const SizeGroups& tg, int g_lo, int g_hi, bool upper, int warps,
                               cudaStream_t stream);

@@ -14,11 +14,12 @@
 // (tile_factor_diag<true>, tile_solve_panel<true>, tile_update_trailing<T, kMma, true>);
 // this file holds the deferred tile and the loop.
 //
-// Why only there: at equal blocks per SM this stage ran 3-20% slower than tile_potrf's
-// (H200, tools/tile_phase_probe.cu builds, same bits; results/h200-2026-11-28-packed-
-// probe.txt): its chain compiles to more instructions a step, and float64's deferred
-// update sits in a panel phase. Where it doubles the blocks per SM it gains: float64 160
-// 2.77 ms (tile16, one block) -> 2.45 (two of 8 warps).
+// Why only there: at equal blocks per SM this stage ran 3-40% slower than tile_potrf's
+// (H200, four builds of tools/tile_phase_probe.cu, described with their times in
+// results/h200-2026-11-28-packed-probe.txt; same bits): its chain compiles to more
+// instructions a step, and float64's deferred update sits in a panel phase. Where it
+// doubles the blocks per SM it gains: float64 160 2.77 ms (16 warps, one block) -> 2.45
+// (two of 8 warps).
 #pragma once
 
 #include "cuda/tile_chol.cuh"
@@ -47,8 +48,8 @@ __device__ __forceinline__ T tile_source(const T* a, int n, bool upper, int i, i
 // W as tile_source gives it) and stored to a slot (`store`): lane (ri, ci) = (lane % 8,
 // lane / 8) holds rows ri + 8 i, columns ci + 4 j; float64 with the MMA update only the
 // entries of the 8 x 8 blocks on and below the diagonal that tile_gemm_nt_dmma<true>
-// updates (the others are never read): 32 registers (float32) or 40 (float64 MMA) held
-// across the barrier.
+// updates (the others are never read): 32 registers (float32), 40 (float64 MMA) or 64
+// (float64 FMA) held across the barrier.
 template <typename T, bool kMma>
 struct TileLastPrep {
   T w[4][8];
@@ -100,7 +101,7 @@ struct TileLastPrep<double, true> {
 template <typename T, bool kMma>
 __device__ __forceinline__ void tile_last_finish(const TileLastPrep<T, kMma>& last, T* s, int nt) {
   last.store(s);
-  __syncwarp();
+  __syncwarp();  // each lane updates the entries it stored; this keeps that from mattering
   tile_update_at<T, kMma>(s, s, nt - 1, nt - 1, 0);
 }
 
