@@ -93,8 +93,8 @@ namespace {
 // A fused kernel for (T, n, k) where one serves: the wide one where posv_fuses_wide says
 // (potrf_launch.h: where potrf runs the two-warp wide kernel, forced float32 included,
 // with float64's column limit; and float64 53..64, where potrf runs tile4), else the
-// warp family's. L may be null (posv_solve: the
-// factor stays on chip). Returns false, launching nothing, otherwise.
+// warp family's. L may be null (posv_solve: the factor stays on chip). Returns false,
+// launching nothing, otherwise.
 template <typename T>
 bool launch_posv_family_if_served(const T* A, const T* B, T* X, T* L, int* info,
                                   int64_t batch, int n, int k, bool upper, cudaStream_t stream) {

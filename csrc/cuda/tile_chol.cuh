@@ -60,7 +60,10 @@ __device__ __forceinline__ P* tile_at(P* s, int I, int J) {
 }
 
 // The packed stage (tile_packed.cuh) holds the triangle less its last diagonal tile
-// (nt >= 3), which lives in tile (0, 0)'s slot from step 1's panel phase on.
+// from three tile columns on (nt >= 3: tile (0, 0)'s slot is free before that tile is
+// first updated; the same test in tile_home, tile_update_trailing and tile_potrf_packed,
+// spelled out there: a shared constexpr helper changed the timed kernels' SASS), which
+// lives in tile (0, 0)'s slot from step 1's panel phase on.
 __host__ __device__ constexpr int tile_packed_slots(int nt) {
   return tile_count(nt) - (nt >= 3 ? 1 : 0);
 }

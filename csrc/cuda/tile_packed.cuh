@@ -101,7 +101,9 @@ struct TileLastPrep<double, true> {
 template <typename T, bool kMma>
 __device__ __forceinline__ void tile_last_finish(const TileLastPrep<T, kMma>& last, T* s, int nt) {
   last.store(s);
-  __syncwarp();  // each lane updates the entries it stored; this keeps that from mattering
+  // The update's lanes read and write the entries they stored themselves (the layouts
+  // match); the barrier keeps correctness from resting on that.
+  __syncwarp();
   tile_update_at<T, kMma>(s, s, nt - 1, nt - 1, 0);
 }
 
