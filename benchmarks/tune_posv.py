@@ -2,7 +2,8 @@
 
   - BATCHCHOL_POSV_FUSED_MAX_K: the most right-hand sides for which posv and posv_solve
     run a fused kernel instead of potrf + potrs (the warp family's for n <= 32 and float32
-    up to 64, the wide family's two-warp one for float64 33..64); measured
+    up to 64, the wide family's two-warp one for float64 33..64, the tile family's for
+    float64 65..128 and float32 97..192; sizes past those are skipped); measured
     with it at 0 (never fused) and at 4096 (always), for each op, n and k. posv writes L
     either way; posv_solve keeps the fused kernel's factor on chip, so its crossover is
     higher. posv_vbatched (the warp family's ragged pass, max_n <= 32) takes posv's
@@ -10,7 +11,7 @@
   - BATCHCHOL_WARP_P32: lanes per matrix for float32 n = 32 (8 or 16), for potrf and
     posv_solve.
 
-The defaults in csrc/cuda/posv_cuda.cu (posv_fused_max_k) and warp_chol_launch.h
+The defaults in csrc/cuda/posv_cuda.cu (posv_fused_max_k, posv_tile_max_k) and warp_chol_launch.h
 (warp_lanes) are written from this script's output; posv_wide_max_k there from an
 interleaved A/B of the same comparison (benchmarks/results/h100-2026-11-24-wide-posv-ab.txt),
 which this script repeats for float64 33..64 with `--nrhs 1 2 3`.
@@ -31,6 +32,8 @@ import common  # noqa: E402
 from bench_vbatched import make_batch  # noqa: E402
 
 ops = torch.ops.batchchol
+
+FUSED_MAX_N = {"float32": 192, "float64": 128}
 
 
 def ragged_crossover(args):
@@ -72,8 +75,8 @@ def main():
     for dname in args.dtypes:
         dtype = getattr(torch, dname)
         for n in args.sizes:
-            if n > 64:
-                continue  # the fused kernels serve n <= 64
+            if n > FUSED_MAX_N[dname]:
+                continue  # no fused kernel (tile_posv_max_n, csrc/cuda/tile_launch.h)
             A = common.spd_batch(args.batch, n, dtype)
             for k in args.nrhs:
                 B = torch.randn(args.batch, n, k, dtype=dtype, device="cuda")

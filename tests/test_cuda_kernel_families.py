@@ -451,9 +451,9 @@ def test_wide_fused_posv(monkeypatch, dtype, n, upper):
 @pytest.mark.parametrize("upper", [False, True])
 def test_posv_fused_where_potrf_runs_tile4(monkeypatch, n, upper):
     # The size dispatch gives float64 potrf wide up to 52 and tile4 from 53; posv keeps
-    # its fused wide kernel up to 64 either way (no tile posv kernel). Its L is potrf's
-    # bit for bit where potrf runs wide, and another algorithm's, within the factor's
-    # tolerance, where potrf runs tile4.
+    # its fused wide kernel up to 64 either way (the tile posv kernel lost to it there).
+    # Its L is potrf's bit for bit where potrf runs wide, and another algorithm's, within
+    # the factor's tolerance, where potrf runs tile4.
     for switch in ("BATCHCHOL_POSV_FUSED_MAX_K", "BATCHCHOL_POTRF_KERNEL"):
         monkeypatch.delenv(switch, raising=False)
     A = make_spd((6,), n, torch.float64, "cuda", cond=100.0)
@@ -472,6 +472,65 @@ def test_posv_fused_where_potrf_runs_tile4(monkeypatch, n, upper):
         assert_close_rel(L, L_ref, bound, "posv L vs potrf L")
     else:
         assert torch.equal(L, L_ref)
+
+
+TILE_POSV = ([(torch.float64, n, None) for n in (65, 96, 97, 128)] + [(torch.float64, 100, "0")]
+             + [(torch.float32, n, None) for n in (97, 160, 161, 192)])
+
+
+@pytest.mark.parametrize("dtype,n,mma", TILE_POSV)
+@pytest.mark.parametrize("upper", [False, True])
+def test_tile_fused_posv(monkeypatch, dtype, n, mma, upper):
+    # Where potrf runs tile4 or tile on the unpacked stage (float64 65..128, float32
+    # 97..192), posv_solve with up to two right-hand sides is one tile posv kernel; posv
+    # (which returns L) keeps potrf + potrs unless the switch allows the fused kernel,
+    # whose factor is then potrf's bit for bit and X posv_solve's. X agrees with torch.
+    # Failing minors at a tile column's first and last rows and at the last row give
+    # their info and an all-NaN X; the other triangle holds NaN (never read). Three
+    # columns, or the fused kernels switched off, run potrf + potrs.
+    for switch in ("BATCHCHOL_POSV_FUSED_MAX_K", "BATCHCHOL_POTRF_KERNEL"):
+        monkeypatch.delenv(switch, raising=False)
+    if mma is not None:
+        monkeypatch.setenv("BATCHCHOL_TILE_MMA", mma)
+    fails = {1: 1, 3: 32, 4: 33, 6: n}
+    good = [0, 2, 5, 7]
+    A = make_spd((8,), n, dtype, "cuda", cond=100.0)
+    for s, m in fails.items():
+        A[s] = break_minor(A[s], m).to(dtype)
+    A_in = fill_other_triangle(A, upper, float("nan"))
+    L_ref, info_ref = ops.potrf(A_in, upper)
+    expect = [fails.get(s, 0) for s in range(8)]
+    assert info_ref.tolist() == expect
+    bound = tol(dtype, n, cond2(A[good]))
+
+    def not_tile(fn):
+        names = cuda_kernel_names(fn)
+        assert not any("posv_tile" in name for name in names), names
+
+    for k in (1, 2, 3):
+        B = make_rhs((8, n, k), dtype, "cuda")
+        ref = torch.linalg.solve(to_ref(A[good]), to_ref(B[good]))
+        X0, _, info0 = ops.posv(A_in, B, upper)
+        Xs, info_s = ops.posv_solve(A_in, B, upper)
+        assert info0.tolist() == expect and info_s.tolist() == expect
+        assert_close_rel(X0[good], ref, bound, f"potrf + potrs n={n} k={k}")
+        assert_close_rel(Xs[good], ref, bound, f"posv_solve n={n} k={k}")
+        not_tile(lambda: ops.posv(A_in, B, upper))
+        if k <= 2:
+            _assert_one_kernel(lambda: ops.posv_solve(A_in, B, upper), "posv_tile_kernel")
+            for s in fails:
+                assert bool(torch.isnan(Xs[s]).all()), f"failed system {s}: X not all NaN"
+            monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "2")
+            _assert_one_kernel(lambda: ops.posv(A_in, B, upper), "posv_tile_kernel")
+            X, L, info = ops.posv(A_in, B, upper)
+            monkeypatch.delenv("BATCHCHOL_POSV_FUSED_MAX_K")
+            assert info.tolist() == expect
+            assert torch.equal(L.nan_to_num(7.0), L_ref.nan_to_num(7.0))
+            assert torch.equal(X.nan_to_num(7.0), Xs.nan_to_num(7.0))
+        else:
+            not_tile(lambda: ops.posv_solve(A_in, B, upper))
+    monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "0")
+    not_tile(lambda: ops.posv_solve(A_in, B[..., :1], upper))
 
 
 def _assert_one_kernel(fn, family):

@@ -1,7 +1,8 @@
 // POSV on CUDA: one fused kernel for n <= 32 (the factorization in registers; the warp
-// family for the real dtypes), float32 36..64 (warp64) and float64 33..64 (the two-warp wide
-// kernel), potrf + potrs otherwise (and when A is broadcast over several right-hand-side
-// batches). posv_solve runs the same kernels without writing L.
+// family for the real dtypes), float32 36..64 (warp64), float64 33..64 (the two-warp wide
+// kernel) and, for posv_solve, float64 65..128 and float32 97..192 (the tile family on
+// its unpacked stage); potrf + potrs otherwise (and when A is broadcast over several
+// right-hand-side batches). posv_solve runs the same kernels without writing L.
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -17,6 +18,7 @@
 #include "cuda/posv_kernels.cuh"
 #include "cuda/potrf_launch.h"
 #include "cuda/solve_single.h"
+#include "cuda/tile_launch.h"
 #include "cuda/trsm_launch.h"
 #include "cuda/warp_chol_launch.h"
 #include "cuda/wide_launch.h"
@@ -76,6 +78,22 @@ int posv_wide_max_k(bool writes_L) {
   return fused_max_k_or(writes_L ? 1 : 2);
 }
 
+// The tile family's fused kernel (tile_posv.cu) against tile potrf + potrs: its last warp
+// forward-solves every column during the diagonal tiles' chains, one warp per column
+// solves backward after the factorization. H200, 20,000 systems, fused / unfused ms
+// (benchmarks/tune_posv.py, results/h200-2026-11-28-tile-posv-tune.txt):
+//   posv_solve float64 96 k = 1: 1.500 / 1.785, k = 2: 1.549 / 1.821, k = 4: 2.011 /
+//   1.894; float64 128 k = 1: 3.032 / 3.318, k = 2: 3.123 / 3.373, k = 4: 3.708 / 3.495;
+//   float32 128 k = 1: 1.717 / 2.258, k = 2: 1.798 / 2.286, k = 4: 2.025 / 2.331;
+//   posv (writes L) float64 96 k = 1: 1.844 / 1.782, 128: 3.589 / 3.319; float32 128 k =
+//   1: 2.194 / 2.259, k = 2: 2.321 / 2.288. Writing L from the fused kernel costs about
+//   the whole write's bandwidth time (float64 96: +0.34 ms for 1.5 GB): the segments
+//   that potrf writes beside the diagonal chains lose a warp to the forward solve, so
+//   posv keeps potrf + potrs (the kernel's L path stays for the tuning switch).
+int posv_tile_max_k(bool writes_L) {
+  return fused_max_k_or(writes_L ? 0 : 2);
+}
+
 }  // namespace
 
 // posv_vbatched (max_n <= 32; ragged_launch.h), against potrf_vbatched + the ragged solve
@@ -92,8 +110,8 @@ namespace {
 
 // A fused kernel for (T, n, k) where one serves: the wide one where posv_fuses_wide says
 // (potrf_launch.h: where potrf runs the two-warp wide kernel, forced float32 included,
-// with float64's column limit; and float64 53..64, where potrf runs tile4), else the
-// warp family's. L may be null (posv_solve: the factor stays on chip). Returns false,
+// with float64's column limit; and float64 53..64, where potrf runs tile4), the tile one
+// where posv_tile_warps gives warps (posv_tile_max_k's columns), else the warp family's. L may be null (posv_solve: the factor stays on chip). Returns false,
 // launching nothing, otherwise.
 template <typename T>
 bool launch_posv_family_if_served(const T* A, const T* B, T* X, T* L, int* info,
@@ -102,6 +120,15 @@ bool launch_posv_family_if_served(const T* A, const T* B, T* X, T* L, int* info,
     if (n >= kWideMinN && n <= kPosvWideMaxN && posv_fuses_wide<T>(n)) {
       if (k > posv_wide_max_k(/*writes_L=*/L != nullptr) || batch > INT32_MAX) return false;
       launch_posv_wide(A, B, X, L, info, batch, n, k, upper, stream);
+      return true;
+    }
+  }
+  if constexpr (tile_posv_max_n<T>() > 0) {
+    if (const int warps = posv_tile_warps<T>(n); warps > 0) {
+      if (k > posv_tile_max_k(/*writes_L=*/L != nullptr) || batch > INT32_MAX ||
+          tile_posv_smem_bytes(n, k, sizeof(T)) + 16 > max_dynamic_smem())
+        return false;
+      launch_posv_tile(A, B, X, L, info, batch, n, k, upper, warps, stream);
       return true;
     }
   }

@@ -218,6 +218,17 @@ bool posv_fuses_wide(int n) {
 }
 
 template <typename T>
+int posv_tile_warps(int n) {
+  if constexpr (tile_posv_max_n<T>() > 0) {
+    if (n <= 32 || n > tile_posv_max_n<T>() || posv_fuses_wide<T>(n)) return 0;
+    const PotrfKernel choice = choose_potrf_kernel<T>(n);
+    if (choice == PotrfKernel::kTile4) return 4;
+    if (choice == PotrfKernel::kTile) return 8;
+  }
+  return 0;
+}
+
+template <typename T>
 bool potrf_single_candidate(int n) {
   return choose_potrf_kernel<T>(n) == PotrfKernel::kBlocked || f64_tile_order_past_128<T>(n);
 }
@@ -225,6 +236,7 @@ bool potrf_single_candidate(int n) {
 #define BATCHCHOL_INSTANTIATE(T)                                                          \
   template void launch_potrf<T>(const T*, T*, int*, int64_t, int, bool, cudaStream_t); \
   template bool posv_fuses_wide<T>(int);                                                 \
+  template int posv_tile_warps<T>(int);                                                  \
   template bool potrf_single_candidate<T>(int);
 BATCHCHOL_INSTANTIATE(float)
 BATCHCHOL_INSTANTIATE(double)

@@ -19,12 +19,17 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
 // launch_potrf<T> runs wide (the size dispatch, or the family BATCHCHOL_POTRF_KERNEL
 // forces), posv's L then potrf's bit for bit; and at float64 53..kPosvWideMaxN where
 // potrf runs tile4 (the size dispatch's choice there; or forced), posv's L then another
-// algorithm's, as accurate. There is no tile posv kernel, and the fused one beat wide's
-// potrf + potrs there (posv_cuda.cu, H100); tile4's potrf saves less than that lead
-// (float64 64, 10,000 matrices: 0.032 ms on an H200, against the fused kernel's ~0.05
-// per 10,000 at one column), not measured against it directly.
+// algorithm's, as accurate. The fused tile kernel (posv_tile_warps) lost to it there
+// (H200, posv_solve, 100,000 systems, one column, wide / tile: 56 3.168 / 3.293 ms, 64
+// 3.228 / 3.333; results/h200-2026-11-28-tile-posv-ab.txt).
 template <typename T>
 bool posv_fuses_wide(int n);
+
+// Warps per block of the tile family's fused posv for order n (tile_posv.cu): 4 or 8
+// where launch_potrf<T> runs tile4 or tile on the unpacked stage (float64 65..128 by the
+// size dispatch, float32 97..192) and posv does not fuse on wide; 0 elsewhere.
+template <typename T>
+int posv_tile_warps(int n);
 
 // Whether one matrix of order n may go to cuSOLVER (potrf_single.cu): where launch_potrf<T>
 // runs the multi-launch blocked family, and at float64 129..160, blocked's when the

@@ -65,5 +65,23 @@ void launch_potrf_tile_groups(const double* A, double* L, int* info, const Ragge
                               const SizeGroups& tg, int g_lo, int g_hi, bool upper, int warps,
                               cudaStream_t stream);
 
+// The fused posv (tile_posv.cu, tile_solve.cuh): the orders where potrf runs the
+// unpacked stage with 4 or 8 warps (float64 up to 128, float32 up to 192); the packed
+// orders would need the factor's first tile column back after its slot is reused.
+template <typename T>
+constexpr int tile_posv_max_n() {
+  return std::is_same_v<T, float> ? 192 : std::is_same_v<T, double> ? 128 : 0;
+}
+
+// Shared memory of the fused posv: potrf's stage and the k right-hand sides.
+size_t tile_posv_smem_bytes(int n, int k, size_t elem_size);
+
+// B, X [batch, n, k]; L null (posv_solve) or the factor as launch_potrf_tile writes it;
+// warps: 4 or 8, as tile_warps gives for n.
+void launch_posv_tile(const float* A, const float* B, float* X, float* L, int* info,
+                      int64_t batch, int n, int k, bool upper, int warps, cudaStream_t stream);
+void launch_posv_tile(const double* A, const double* B, double* X, double* L, int* info,
+                      int64_t batch, int n, int k, bool upper, int warps, cudaStream_t stream);
+
 }  // namespace cuda
 }  // namespace batchchol
