@@ -482,9 +482,10 @@ TILE_POSV = ([(torch.float64, n, None) for n in (65, 96, 97, 128)] + [(torch.flo
 @pytest.mark.parametrize("upper", [False, True])
 def test_tile_fused_posv(monkeypatch, dtype, n, mma, upper):
     # Where potrf runs tile4 or tile on the unpacked stage (float64 65..128, float32
-    # 97..192), posv_solve with up to two right-hand sides is one tile posv kernel; posv
-    # (which returns L) keeps potrf + potrs unless the switch allows the fused kernel,
-    # whose factor is then potrf's bit for bit and X posv_solve's. X agrees with torch.
+    # 97..192), posv_solve with up to two right-hand sides is one tile posv kernel, and
+    # so is posv (which returns L) with one in float32; elsewhere posv keeps potrf +
+    # potrs unless the switch allows the fused kernel. The fused posv's factor is
+    # potrf's bit for bit and its X posv_solve's. X agrees with torch.
     # Failing minors at a tile column's first and last rows and at the last row give
     # their info and an all-NaN X; the other triangle holds NaN (never read). Three
     # columns, or the fused kernels switched off, run potrf + potrs.
@@ -513,9 +514,12 @@ def test_tile_fused_posv(monkeypatch, dtype, n, mma, upper):
         X0, _, info0 = ops.posv(A_in, B, upper)
         Xs, info_s = ops.posv_solve(A_in, B, upper)
         assert info0.tolist() == expect and info_s.tolist() == expect
-        assert_close_rel(X0[good], ref, bound, f"potrf + potrs n={n} k={k}")
+        assert_close_rel(X0[good], ref, bound, f"posv n={n} k={k}")
         assert_close_rel(Xs[good], ref, bound, f"posv_solve n={n} k={k}")
-        not_tile(lambda: ops.posv(A_in, B, upper))
+        if dtype == torch.float32 and k == 1:
+            _assert_one_kernel(lambda: ops.posv(A_in, B, upper), "posv_tile_kernel")
+        else:
+            not_tile(lambda: ops.posv(A_in, B, upper))
         if k <= 2:
             _assert_one_kernel(lambda: ops.posv_solve(A_in, B, upper), "posv_tile_kernel")
             for s in fails:

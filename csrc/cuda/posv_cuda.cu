@@ -1,7 +1,7 @@
 // POSV on CUDA: one fused kernel for n <= 32 (the factorization in registers; the warp
 // family for the real dtypes), float32 36..64 (warp64), float64 33..64 (the two-warp wide
-// kernel) and, for posv_solve, float64 65..128 and float32 97..192 (the tile family on
-// its unpacked stage); potrf + potrs otherwise (and when A is broadcast over several
+// kernel) and float64 65..128 and float32 97..192 (the tile family on its unpacked
+// stage; float64 posv_solve only); potrf + potrs otherwise (and when A is broadcast over several
 // right-hand-side batches). posv_solve runs the same kernels without writing L.
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <limits>
+#include <type_traits>
 
 #include "common/batching.h"
 #include "common/checks.h"
@@ -81,17 +82,19 @@ int posv_wide_max_k(bool writes_L) {
 // The tile family's fused kernel (tile_posv.cu) against tile potrf + potrs: its last warp
 // forward-solves every column during the diagonal tiles' chains, one warp per column
 // solves backward after the factorization. H200, 20,000 systems, fused / unfused ms
-// (benchmarks/tune_posv.py, results/h200-2026-11-28-tile-posv-tune.txt):
+// (benchmarks/tune_posv.py, results/h200-2026-11-28-tile-posv-tune.txt, the second run
+// with L written as potrf writes it):
 //   posv_solve float64 96 k = 1: 1.500 / 1.785, k = 2: 1.549 / 1.821, k = 4: 2.011 /
 //   1.894; float64 128 k = 1: 3.032 / 3.318, k = 2: 3.123 / 3.373, k = 4: 3.708 / 3.495;
 //   float32 128 k = 1: 1.717 / 2.258, k = 2: 1.798 / 2.286, k = 4: 2.025 / 2.331;
-//   posv (writes L) float64 96 k = 1: 1.844 / 1.782, 128: 3.589 / 3.319; float32 128 k =
-//   1: 2.194 / 2.259, k = 2: 2.321 / 2.288. Writing L from the fused kernel costs about
-//   the whole write's bandwidth time (float64 96: +0.34 ms for 1.5 GB): the segments
-//   that potrf writes beside the diagonal chains lose a warp to the forward solve, so
-//   posv keeps potrf + potrs (the kernel's L path stays for the tuning switch).
-int posv_tile_max_k(bool writes_L) {
-  return fused_max_k_or(writes_L ? 0 : 2);
+//   float32 192 k = 1: 4.855 / 5.803, k = 2: 4.958 / 5.809;
+//   posv (writes L) float64 96 k = 1: 1.867 / 1.807, 128: 3.698 / 3.340; float32 128 k
+//   = 1: 2.124 / 2.269, k = 2: 2.301 / 2.327; float32 192 k = 1: 5.537 / 5.805, k = 2:
+//   5.865 / 5.836. In float64 the fused kernel's tail (the last forward and the backward
+//   solve, ~0.2 of the time of potrf at 128) outweighs the write and read of L that it
+//   saves posv; posv_solve saves the write as well.
+int posv_tile_max_k(bool writes_L, bool is_double) {
+  return fused_max_k_or(writes_L ? (is_double ? 0 : 1) : 2);
 }
 
 }  // namespace
@@ -111,8 +114,9 @@ namespace {
 // A fused kernel for (T, n, k) where one serves: the wide one where posv_fuses_wide says
 // (potrf_launch.h: where potrf runs the two-warp wide kernel, forced float32 included,
 // with float64's column limit; and float64 53..64, where potrf runs tile4), the tile one
-// where posv_tile_warps gives warps (posv_tile_max_k's columns), else the warp family's. L may be null (posv_solve: the factor stays on chip). Returns false,
-// launching nothing, otherwise.
+// where posv_tile_warps gives warps (posv_tile_max_k's columns), else the warp family's.
+// L may be null (posv_solve: the factor stays on chip). Returns false, launching nothing,
+// otherwise.
 template <typename T>
 bool launch_posv_family_if_served(const T* A, const T* B, T* X, T* L, int* info,
                                   int64_t batch, int n, int k, bool upper, cudaStream_t stream) {
@@ -125,7 +129,8 @@ bool launch_posv_family_if_served(const T* A, const T* B, T* X, T* L, int* info,
   }
   if constexpr (tile_posv_max_n<T>() > 0) {
     if (const int warps = posv_tile_warps<T>(n); warps > 0) {
-      if (k > posv_tile_max_k(/*writes_L=*/L != nullptr) || batch > INT32_MAX ||
+      if (k > posv_tile_max_k(/*writes_L=*/L != nullptr, std::is_same_v<T, double>) ||
+          batch > INT32_MAX ||
           tile_posv_smem_bytes(n, k, sizeof(T)) + 16 > max_dynamic_smem())
         return false;
       launch_posv_tile(A, B, X, L, info, batch, n, k, upper, warps, stream);

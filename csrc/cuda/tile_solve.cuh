@@ -93,20 +93,20 @@ __device__ __forceinline__ void tile_backward(const T* s, const T* y, T* __restr
   }
 }
 
-// tile_potrf's Out for posv: in the segment phase of step kc + 1 the last of the calling
-// warps forward-solves tile column kc for every right-hand side and the others write
-// tile column kc of L (when it is returned: l non-null). y: k columns of 32 nt entries.
+// tile_potrf's Out for posv: in the segment phase of step kc + 1 the calling warps write
+// tile column kc of L as potrf's do (when it is returned: l non-null), then the last of
+// them forward-solves tile column kc for every right-hand side. y: k columns of 32 nt
+// entries.
 template <typename T>
 struct TilePosvOut {
   TileSegmentOut<T> l_out;
   T* y;
   int k;
   __device__ __forceinline__ void segment(int kc, int tid, int nthreads) const {
+    if (l_out.out != nullptr) l_out.segment(kc, tid, nthreads);
     if (tid >= nthreads - kTile) {
       const int npad = kTile * l_out.nt;
       for (int c = 0; c < k; ++c) tile_forward_column(l_out.s, y + c * npad, l_out.nt, kc);
-    } else if (l_out.out != nullptr) {
-      l_out.segment(kc, tid, nthreads - kTile);
     }
   }
 };
