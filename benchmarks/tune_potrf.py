@@ -19,7 +19,10 @@ import torch_batchchol  # noqa: F401
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
-FAMILIES = ["warp", "registers", "wide", "tile4", "tile", "tile16", "left", "left-split", "shared", "blocked"]
+FAMILIES = [
+    "warp", "registers", "wide", "tile2", "tile4", "tile", "tile16", "left", "left-split", "shared",
+    "blocked",
+]
 
 
 def main():

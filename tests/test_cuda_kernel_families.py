@@ -27,7 +27,10 @@ from conftest import (
 
 pytestmark = pytest.mark.cuda
 
-FAMILIES = ["warp", "registers", "wide", "tile4", "tile", "tile16", "left", "left-split", "shared", "blocked"]
+FAMILIES = [
+    "warp", "registers", "wide", "tile2", "tile4", "tile", "tile16", "left", "left-split", "shared",
+    "blocked",
+]
 # Around every padded order of the warp family and every panel boundary of the others.
 SMALL = list(range(1, 34))
 LARGE = [33, 63, 64, 65, 96, 127, 128, 129, 160, 255, 256, 257, 300, 511, 512]
@@ -229,8 +232,8 @@ def test_tile_packed_stage(monkeypatch, dtype, mma, upper):
     # diagonal tile 1 is factored: A^T's entries for upper, the identity past n; step 0's
     # update in tile (0, 0)'s slot). The other triangle holds NaN (the tile's upper part
     # is read, never used). Failing minors at the last tile's first row and at its last;
-    # full and partial last tiles. tile4 and tile16 run the unpacked stage with the same
-    # steps, so all three give the same bits; float64 with the MMA update and the FMA one
+    # full and partial last tiles. tile2, tile4 and tile16 run the unpacked stage with the
+    # same steps, so all four give the same bits; float64 with the MMA update and the FMA one
     # (the deferred tile's two register layouts; which ran is checked by kernel name: the
     # third template argument, the fourth being kPacked). Orders whose unpacked tiles do
     # not fit the device's shared memory (the forced families then fall back to blocked)
@@ -252,7 +255,7 @@ def test_tile_packed_stage(monkeypatch, dtype, mma, upper):
         A[2] = break_minor(A[2], n).to(dtype)
         A_in = fill_other_triangle(A, upper, float("nan"))
         out = {}
-        for family in ("tile4", "tile", "tile16"):
+        for family in ("tile2", "tile4", "tile", "tile16"):
             monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", family)
             names = cuda_kernel_names(lambda: out.__setitem__(family, ops.potrf(A_in, upper)))
             ran = re.findall(r"potrf_tile_kernel<[^<>]*\b(true|false), (true|false)>",
@@ -260,14 +263,14 @@ def test_tile_packed_stage(monkeypatch, dtype, mma, upper):
             assert ran == [(on_mma, "true" if family == "tile" else "false")], (n, family, names)
         L, info = out["tile"]
         assert info.tolist() == [0, first, n, 0], (n, info.tolist())
-        for family in ("tile4", "tile16"):
+        for family in ("tile2", "tile4", "tile16"):
             L2, info2 = out[family]
             assert torch.equal(info2, info), (n, family)
             assert torch.equal(L2.nan_to_num(7.0), L.nan_to_num(7.0)), (n, family)
         _factor_ok(A[[0, 3]], L[[0, 3]], info[[0, 3]], upper)
 
 
-@pytest.mark.parametrize("family", ["tile4", "tile", "tile16"])
+@pytest.mark.parametrize("family", ["tile2", "tile4", "tile", "tile16"])
 @pytest.mark.parametrize("upper", [False, True])
 def test_tile_update_mma(monkeypatch, family, upper):
     # The tile families' float64 trailing updates on the MMAs (the default on sm_80+)
@@ -319,7 +322,7 @@ def _potrf_in_reused_memory(A_in, upper):
     return L, info
 
 
-@pytest.mark.parametrize("family", ["wide", "tile4", "tile", "tile16"], indirect=True)
+@pytest.mark.parametrize("family", ["wide", "tile2", "tile4", "tile", "tile16"], indirect=True)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("upper", [False, True])
 def test_family_writes_every_entry(family, dtype, upper):
@@ -408,7 +411,7 @@ def test_fused_posv_past_32_failures_are_per_system(monkeypatch, n, dtype, upper
                          + [(torch.float32, n) for n in (40, 64)])
 @pytest.mark.parametrize("upper", [False, True])
 def test_wide_fused_posv(monkeypatch, dtype, n, upper):
-    # Where potrf runs the two-warp wide kernel (float64 33..52 by the size dispatch,
+    # Where potrf runs the two-warp wide kernel (float64 33..48 by the size dispatch,
     # forced here up to 64, float32 when forced), posv fuses its solve into it (switch at
     # 4096): against
     # potrf + potrs (switch at 0) and torch. Failing minors in the first warp's rows, at
@@ -447,28 +450,30 @@ def test_wide_fused_posv(monkeypatch, dtype, n, upper):
             assert not bool(torch.isfinite(X0[s]).all()), f"failed system {s}: finite X (unfused)"
 
 
-@pytest.mark.parametrize("n", [52, 53, 60, 64])
+@pytest.mark.parametrize("n", [48, 49, 60, 64])
 @pytest.mark.parametrize("upper", [False, True])
-def test_posv_fused_where_potrf_runs_tile4(monkeypatch, n, upper):
-    # The size dispatch gives float64 potrf wide up to 52 and tile4 from 53; posv keeps
-    # its fused wide kernel up to 64 either way (the tile posv kernel lost to it there).
-    # Its L is potrf's bit for bit where potrf runs wide, and another algorithm's, within
-    # the factor's tolerance, where potrf runs tile4.
+def test_posv_fused_where_potrf_runs_tile2(monkeypatch, n, upper):
+    # The size dispatch gives float64 potrf wide up to 48 and tile2 (two-warp blocks)
+    # from 49; posv keeps its fused wide kernel up to 64 either way (the tile posv kernel
+    # lost to it there). Its L is potrf's bit for bit where potrf runs wide, and another
+    # algorithm's, within the factor's tolerance, where potrf runs tile2.
     for switch in ("BATCHCHOL_POSV_FUSED_MAX_K", "BATCHCHOL_POTRF_KERNEL"):
         monkeypatch.delenv(switch, raising=False)
     A = make_spd((6,), n, torch.float64, "cuda", cond=100.0)
     A_in = fill_other_triangle(A, upper, float("nan"))
     B = make_rhs((6, n, 1), torch.float64, "cuda")
     names = cuda_kernel_names(lambda: ops.potrf(A_in, upper))
-    on_tile4 = any("potrf_tile_kernel" in k for k in names)
-    assert on_tile4 == (n > 52), names
+    on_tile2 = any("potrf_tile_kernel<double, 64," in k for k in names)
+    assert on_tile2 == (n > 48), names
+    if not on_tile2:
+        assert any("wide" in k for k in names), names
     L_ref, _ = ops.potrf(A_in, upper)
     _assert_one_kernel(lambda: ops.posv(A_in, B, upper), "posv_wide_kernel")
     X, L, info = ops.posv(A_in, B, upper)
     assert bool((info == 0).all())
     bound = tol(torch.float64, n, cond2(A))
     assert_close_rel(X, torch.linalg.solve(to_ref(A), to_ref(B)), bound, "X")
-    if on_tile4:
+    if on_tile2:
         assert_close_rel(L, L_ref, bound, "posv L vs potrf L")
     else:
         assert torch.equal(L, L_ref)

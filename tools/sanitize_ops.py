@@ -260,8 +260,8 @@ def families_workload(dtypes):
     import os
 
     ops = torch.ops.batchchol
-    families = ("left", "left-split", "warp", "registers", "wide", "tile4", "tile", "tile16",
-                "shared", "blocked")
+    families = ("left", "left-split", "warp", "registers", "wide", "tile2", "tile4", "tile",
+                "tile16", "shared", "blocked")
     for fam in families:
         os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
         for dtype in dtypes:
@@ -344,8 +344,8 @@ def listed_workload(quick):
 
 
 def tile_workload():
-    """The tile4, tile and tile16 families forced, float64 with the trailing updates on the MMAs
-    and on the FMA pipes (BATCHCHOL_TILE_MMA=0) and float32, at two, four, five / seven
+    """The tile2, tile4, tile and tile16 families forced, float64 with the trailing updates
+    on the MMAs and on the FMA pipes (BATCHCHOL_TILE_MMA=0) and float32, at two, four, five / seven
     and six / eight tile columns (float64 five and float32 seven on tile: the packed
     stage, tile_packed.cuh; a failing minor five rows from the end), both triangles; and
     ragged batches of 24 matrices on the listed tile launches
@@ -362,7 +362,7 @@ def tile_workload():
 
     ops = torch.ops.batchchol
     cases = ((torch.float64, "1"), (torch.float64, "0"), (torch.float32, "1"))
-    for fam in ("tile4", "tile", "tile16"):
+    for fam in ("tile2", "tile4", "tile", "tile16"):
         os.environ["BATCHCHOL_POTRF_KERNEL"] = fam
         for dtype, mma in cases:
             os.environ["BATCHCHOL_TILE_MMA"] = mma

@@ -38,27 +38,28 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
 }
 
 // Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh,
-// real dtypes) and registers for small n; wide (float64 33..52, float32 65..96,
-// wide_chol.cuh); tile4, tile and tile16 (4, 8 and 16 warps a block, real dtypes up to
-// 192 / 320, tile_chol.cuh; by default float64 53..96, 97..160 (129..160 on the packed
-// stage, tile_packed.cuh) and none, float32 97..160, 161..224 (193..224 packed) and
-// 225..320);
+// real dtypes) and registers for small n; wide (float64 33..48, float32 65..96,
+// wide_chol.cuh); tile2, tile4, tile and tile16 (2, 4, 8 and 16 warps a block, real
+// dtypes up to 192 / 320, tile_chol.cuh; by default float64 49..64, 65..96, 97..160
+// (129..160 on the packed stage, tile_packed.cuh) and none, float32 none, 97..160,
+// 161..224 (193..224 packed) and 225..320);
 // left-looking in one launch or one launch per panel (potrf_left_kernels.cuh); shared
 // and blocked (potrf_kernels.cuh).
 enum class PotrfKernel {
-  kWarp, kRegisters, kWide, kTile4, kTile, kTile16, kLeft, kLeftSplit, kShared, kBlocked
+  kWarp, kRegisters, kWide, kTile2, kTile4, kTile, kTile16, kLeft, kLeftSplit, kShared, kBlocked
 };
 constexpr PotrfKernel kAllPotrfKernels[] = {
     PotrfKernel::kWarp,  PotrfKernel::kRegisters, PotrfKernel::kWide,
-    PotrfKernel::kTile4, PotrfKernel::kTile,      PotrfKernel::kTile16,
-    PotrfKernel::kLeft,  PotrfKernel::kLeftSplit, PotrfKernel::kShared,
-    PotrfKernel::kBlocked};
+    PotrfKernel::kTile2, PotrfKernel::kTile4,     PotrfKernel::kTile,
+    PotrfKernel::kTile16, PotrfKernel::kLeft,     PotrfKernel::kLeftSplit,
+    PotrfKernel::kShared, PotrfKernel::kBlocked};
 
 const char* potrf_kernel_name(PotrfKernel k) {
   switch (k) {
     case PotrfKernel::kWarp: return "warp";
     case PotrfKernel::kRegisters: return "registers";
     case PotrfKernel::kWide: return "wide";
+    case PotrfKernel::kTile2: return "tile2";
     case PotrfKernel::kTile4: return "tile4";
     case PotrfKernel::kTile: return "tile";
     case PotrfKernel::kTile16: return "tile16";
@@ -76,6 +77,7 @@ bool potrf_kernel_applies(PotrfKernel k, int n) {
     case PotrfKernel::kWarp: return n <= warp_chol_max_n<T>();  // float32 33..64 included
     case PotrfKernel::kRegisters: return n <= 32;
     case PotrfKernel::kWide: return n >= kWideMinN && n <= wide_max_n<T>();
+    case PotrfKernel::kTile2:
     case PotrfKernel::kTile4:
     case PotrfKernel::kTile:
     case PotrfKernel::kTile16: return n <= tile_max_n<T>() && tile_fits(n, sizeof(T));
@@ -97,13 +99,14 @@ constexpr bool f64_tile_order_past_128(int n) {
 }
 
 // Float64 orders up to which the fixed-size dispatch gives wide, below
-// wide_dispatch_max_n (the ragged dispatch's, by whole tile columns). Tile4's time is flat
-// over a tile column while wide's grows with n (H200, wide first; ...-tile4-ab.txt: 48
-// 0.416 vs 0.417 ms, 56 0.345 vs 0.322, 64 0.342 vs 0.310; ...-packed-ab.txt: 52 0.380
-// vs 0.374, 56 0.362 vs 0.329, 64 0.362 vs 0.330). The crossover lies at ~48..52, too
-// close to call from these runs: 52 stays with wide. posv keeps its fused kernel on wide
-// up to kPosvWideMaxN (posv_fuses_wide).
-constexpr int kF64WideFixedMax = 52;
+// wide_dispatch_max_n (the ragged dispatch's, by whole tile columns). The tile kernels'
+// time is flat over a tile column while wide's grows with n (H200, wide first;
+// ...-tile4-ab.txt, tile4: 48 0.416 vs 0.417 ms, 56 0.345 vs 0.322, 64 0.342 vs 0.310;
+// ...-packed-ab.txt, tile4: 52 0.380 vs 0.374; ...-tile2-ab.txt, tile2 (tile_warps): 40
+// 0.529 vs 0.586, 48 0.435 vs 0.425, 52 0.392 vs 0.373). With tile2 the crossover lies
+// at ~44..48: 48 stays with wide. posv keeps its fused kernel on wide up to
+// kPosvWideMaxN (posv_fuses_wide).
+constexpr int kF64WideFixedMax = 48;
 template <typename T>
 constexpr int wide_fixed_max_n() {
   return std::is_same_v<T, double> ? kF64WideFixedMax : wide_dispatch_max_n<T>();
@@ -125,7 +128,7 @@ PotrfKernel choose_potrf_kernel(int n) {
   // wide: float64 33..64 (n = 64 0.49-0.52 vs blocked 0.96-0.98 ms) and float32
   // 65..128 (n = 128 1.52 vs 3.01 ms with per-warp update widths, ...-wide-perwarp-*;
   // float32 97..128 on tile4 since the forty-first round, float64 53..64 since the
-  // forty-second: wide_fixed_max_n).
+  // forty-second, 49..64 on tile2 since the forty-third: wide_fixed_max_n).
   if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
   // Past wide_fixed_max_n, wide only where the tiles do not fit.
@@ -133,7 +136,8 @@ PotrfKernel choose_potrf_kernel(int n) {
       (n <= wide_fixed_max_n<T>() || !potrf_kernel_applies<T>(PotrfKernel::kTile4, n)))
     return PotrfKernel::kWide;
   // tile (whole lower triangle in shared memory): 4 warps while three blocks fit an SM
-  // (tile4), 8 while two do, 16 once one does (tile_warps, tile_launch.h). Since the
+  // (tile4; 2 for float64's two tile columns, tile2), 8 while two do, 16 once one does
+  // (tile_warps, tile_launch.h). Since the
   // pivot chain left its square roots to the end (2026-11-24) tile beat blocked at every
   // float64 order from 65 to 128 (H100, tune_potrf: 96 1.15 vs 1.54 ms, 128 1.75 vs
   // 2.46) and tile16 every float32 order from 193 (256 6.38 vs 7.20; float32 up to 96
@@ -155,6 +159,7 @@ PotrfKernel choose_potrf_kernel(int n) {
   if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range) {
     const int warps = tile_warps<T>(n);
     if (warps == 16) return PotrfKernel::kTile16;
+    if (warps == 2) return PotrfKernel::kTile2;
     return warps == 4 ? PotrfKernel::kTile4 : PotrfKernel::kTile;
   }
   // Otherwise the multi-launch blocked family (it also beat shared at every n > 32 on
@@ -187,13 +192,16 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
         return launch_potrf_wide(A, L, info, batch, n, upper, stream);
       }
       break;
+    case PotrfKernel::kTile2:
     case PotrfKernel::kTile4:
     case PotrfKernel::kTile:
     case PotrfKernel::kTile16:
       if constexpr (tile_max_n<T>() > 0) {
-        return launch_potrf_tile(
-            A, L, info, batch, n, upper,
-            choice == PotrfKernel::kTile16 ? 16 : choice == PotrfKernel::kTile4 ? 4 : 8, stream);
+        const int warps = choice == PotrfKernel::kTile16 ? 16
+                          : choice == PotrfKernel::kTile4 ? 4
+                          : choice == PotrfKernel::kTile2 ? 2
+                                                          : 8;
+        return launch_potrf_tile(A, L, info, batch, n, upper, warps, stream);
       }
       break;
     case PotrfKernel::kLeft:
@@ -214,7 +222,7 @@ bool posv_fuses_wide(int n) {
   const PotrfKernel choice = choose_potrf_kernel<T>(n);
   return choice == PotrfKernel::kWide ||
          (std::is_same_v<T, double> && n > kF64WideFixedMax && n <= kPosvWideMaxN &&
-          choice == PotrfKernel::kTile4);
+          (choice == PotrfKernel::kTile2 || choice == PotrfKernel::kTile4));
 }
 
 template <typename T>

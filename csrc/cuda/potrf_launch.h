@@ -17,11 +17,11 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
 
 // Whether posv fuses its solve into the wide family's kernel for order n: where
 // launch_potrf<T> runs wide (the size dispatch, or the family BATCHCHOL_POTRF_KERNEL
-// forces), posv's L then potrf's bit for bit; and at float64 53..kPosvWideMaxN where
-// potrf runs tile4 (the size dispatch's choice there; or forced), posv's L then another
-// algorithm's, as accurate. The fused tile kernel (posv_tile_warps) lost to it there
-// (H200, posv_solve, 100,000 systems, one column, wide / tile: 56 3.168 / 3.293 ms, 64
-// 3.228 / 3.333; results/h200-2026-11-28-tile-posv-ab.txt).
+// forces), posv's L then potrf's bit for bit; and at float64 49..kPosvWideMaxN where
+// potrf runs tile2 or tile4 (the size dispatch's choice there, tile2; or forced), posv's
+// L then another algorithm's, as accurate. The fused tile kernel (posv_tile_warps) lost
+// to it there (H200, posv_solve, 100,000 systems, one column, wide / tile: 56 3.168 /
+// 3.293 ms, 64 3.228 / 3.333; results/h200-2026-11-28-tile-posv-ab.txt).
 template <typename T>
 bool posv_fuses_wide(int n);
 

@@ -32,9 +32,15 @@ constexpr int tile_max_n() {
 // float64 80 0.767 -> 0.621 ms, 96 0.779 -> 0.638; float32 144 1.587 -> 1.500, 160 1.591
 // -> 1.551. The thresholds are sm_90's (228 KB of shared memory per SM): on a GPU with
 // less, tile4's orders may fit only two four-warp blocks per SM, fewer warps than the
-// eight-warp blocks gave there (not measured).
+// eight-warp blocks gave there (not measured). Float64 up to 64 (two tile columns, the
+// fixed-size dispatch only: the ragged one gives that group to wide): 2 warps ("tile2"),
+// six blocks per SM by shared memory where 4 warps fit four by registers (H200,
+// tools/ab_env.py, same bits, results/h200-2026-11-28-tile2-ab.txt: 56 0.328 -> 0.320 ms,
+// 64 0.313 -> 0.302; at three tile columns, three blocks either way, it lost: 96 0.689 ->
+// 0.940).
 template <typename T>
 constexpr int tile_warps(int n) {
+  if (std::is_same_v<T, double> && n <= 64) return 2;
   if (n <= (std::is_same_v<T, float> ? 160 : 96)) return 4;
   return n <= (std::is_same_v<T, float> ? 224 : 160) ? 8 : 16;
 }
@@ -48,7 +54,7 @@ bool tile_fits(int n, size_t elem_size);
 // call). The size dispatch gives tile its float64 orders 129..160 only then.
 bool tile_float64_mma();
 
-// warps: 4, 8 or 16 warps per block; 8 at the orders of tile_packs (tile_packed.cuh) run
+// warps: 2, 4, 8 or 16 warps per block; 8 at the orders of tile_packs (tile_packed.cuh) run
 // the packed stage.
 void launch_potrf_tile(const float* A, float* L, int* info, int64_t batch, int n, bool upper,
                        int warps, cudaStream_t stream);
