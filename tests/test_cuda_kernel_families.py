@@ -407,6 +407,22 @@ def test_fused_posv_past_32_failures_are_per_system(monkeypatch, n, dtype, upper
         assert_close_rel(reconstruct(L[good], upper), to_ref(A[good]), tol(dtype, n), "posv L")
 
 
+def _fused_posv_batch(dtype, n, upper):
+    """Eight systems of order n for the fused posv tests: failing minors at rows 1, 32,
+    33 and n (systems 1, 3, 4, 6), NaN in the other triangle; returns A, the input A_in,
+    the failures {system: info}, the good systems, the expected infos and potrf's L."""
+    fails = {1: 1, 3: 32, 4: 33, 6: n}
+    good = [0, 2, 5, 7]
+    A = make_spd((8,), n, dtype, "cuda", cond=100.0)
+    for s, m in fails.items():
+        A[s] = break_minor(A[s], m).to(dtype)
+    A_in = fill_other_triangle(A, upper, float("nan"))
+    L_ref, info_ref = ops.potrf(A_in, upper)
+    expect = [fails.get(s, 0) for s in range(8)]
+    assert info_ref.tolist() == expect
+    return A, A_in, fails, good, expect, L_ref
+
+
 @pytest.mark.parametrize("dtype,n", [(torch.float64, n) for n in (33, 47, 63, 64)]
                          + [(torch.float32, n) for n in (40, 64)])
 @pytest.mark.parametrize("upper", [False, True])
@@ -419,15 +435,7 @@ def test_wide_fused_posv(monkeypatch, dtype, n, upper):
     # that posv returns is potrf's bit for bit (same steps, same copy-out); X is the
     # same with and without L. The other triangle holds NaN (never read).
     monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", "wide")
-    fails = {1: 1, 3: 32, 4: 33, 6: n}
-    good = [0, 2, 5, 7]
-    A = make_spd((8,), n, dtype, "cuda", cond=100.0)
-    for s, m in fails.items():
-        A[s] = break_minor(A[s], m).to(dtype)
-    A_in = fill_other_triangle(A, upper, float("nan"))
-    L_ref, info_ref = ops.potrf(A_in, upper)
-    expect = [fails.get(s, 0) for s in range(8)]
-    assert info_ref.tolist() == expect
+    A, A_in, fails, good, expect, L_ref = _fused_posv_batch(dtype, n, upper)
     for k in (1, 2, 5):
         B = make_rhs((8, n, k), dtype, "cuda")
         monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "4096")
@@ -498,15 +506,7 @@ def test_tile_fused_posv(monkeypatch, dtype, n, mma, upper):
         monkeypatch.delenv(switch, raising=False)
     if mma is not None:
         monkeypatch.setenv("BATCHCHOL_TILE_MMA", mma)
-    fails = {1: 1, 3: 32, 4: 33, 6: n}
-    good = [0, 2, 5, 7]
-    A = make_spd((8,), n, dtype, "cuda", cond=100.0)
-    for s, m in fails.items():
-        A[s] = break_minor(A[s], m).to(dtype)
-    A_in = fill_other_triangle(A, upper, float("nan"))
-    L_ref, info_ref = ops.potrf(A_in, upper)
-    expect = [fails.get(s, 0) for s in range(8)]
-    assert info_ref.tolist() == expect
+    A, A_in, fails, good, expect, L_ref = _fused_posv_batch(dtype, n, upper)
     bound = tol(dtype, n, cond2(A[good]))
 
     def not_tile(fn):
