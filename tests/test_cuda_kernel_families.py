@@ -1,7 +1,8 @@
 """Every CUDA kernel family of potrf and posv against torch.linalg, whichever one the
 size dispatch would pick: BATCHCHOL_POTRF_KERNEL forces a potrf family (the library
 reads it at every call; a family that cannot serve n falls back to the default), and
-BATCHCHOL_WARP_P32 / BATCHCHOL_POSV_FUSED_MAX_K switch the warp family's variants and
+BATCHCHOL_WARP_P32 switches the warp family's variants, BATCHCHOL_POSV_FUSED_MAX_K the
+columns up to which posv runs a fused kernel (warp, wide or tile), and
 BATCHCHOL_BLOCKED_GROUP / BATCHCHOL_BLOCKED_LEFT the blocked family's update grouping and
 whether a group's later panels are updated left-looking."""
 
@@ -487,25 +488,32 @@ def test_posv_fused_where_potrf_runs_tile2(monkeypatch, n, upper):
         assert torch.equal(L, L_ref)
 
 
-TILE_POSV = ([(torch.float64, n, None) for n in (65, 96, 97, 128)] + [(torch.float64, 100, "0")]
-             + [(torch.float32, n, None) for n in (97, 160, 161, 192)])
+TILE_POSV = ([(torch.float64, n, {}) for n in (65, 96, 97, 128)]
+             + [(torch.float64, 100, {"BATCHCHOL_TILE_MMA": "0"})]
+             + [(torch.float64, n, {"BATCHCHOL_POTRF_KERNEL": "tile4"}) for n in (40, 64)]
+             + [(torch.float32, n, {}) for n in (97, 160, 161, 192)])
 
 
-@pytest.mark.parametrize("dtype,n,mma", TILE_POSV)
+@pytest.mark.parametrize("dtype,n,env", TILE_POSV, ids=str)
 @pytest.mark.parametrize("upper", [False, True])
-def test_tile_fused_posv(monkeypatch, dtype, n, mma, upper):
+def test_tile_fused_posv(monkeypatch, dtype, n, env, upper):
     # Where potrf runs tile4 or tile on the unpacked stage (float64 65..128, float32
-    # 97..192), posv_solve with up to two right-hand sides is one tile posv kernel, and
-    # so is posv (which returns L) with one in float32; elsewhere posv keeps potrf +
-    # potrs unless the switch allows the fused kernel. The fused posv's factor is
-    # potrf's bit for bit and its X posv_solve's. X agrees with torch.
-    # Failing minors at a tile column's first and last rows and at the last row give
-    # their info and an all-NaN X; the other triangle holds NaN (never read). Three
-    # columns, or the fused kernels switched off, run potrf + potrs.
+    # 97..192; float64 40 and 64 with tile4 forced: two tile columns), posv_solve with up
+    # to two right-hand sides is one tile posv kernel, and so is posv (which returns L)
+    # with one in float32; elsewhere posv keeps potrf + potrs unless the switch allows the
+    # fused kernel. The fused posv's factor is potrf's bit for bit and its X
+    # posv_solve's. X agrees with torch. Failing minors at a tile column's first and last
+    # rows and at the last row give their info and an all-NaN X; the other triangle holds
+    # NaN (never read). Three columns, or the fused kernels switched off, run potrf +
+    # potrs; nine with the switch at 4096 run the fused kernel, more columns than warps.
     for switch in ("BATCHCHOL_POSV_FUSED_MAX_K", "BATCHCHOL_POTRF_KERNEL"):
         monkeypatch.delenv(switch, raising=False)
-    if mma is not None:
-        monkeypatch.setenv("BATCHCHOL_TILE_MMA", mma)
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
+    nt, many = (n + 31) // 32, 9
+    optin = getattr(torch.cuda.get_device_properties(0), "shared_memory_per_block_optin", 232448)
+    if _tile_smem_bytes(n, dtype.itemsize) + 32 * nt * many * dtype.itemsize > optin:
+        pytest.skip("the tiles of this order do not fit this device's shared memory")
     A, A_in, fails, good, expect, L_ref = _fused_posv_batch(dtype, n, upper)
     bound = tol(dtype, n, cond2(A[good]))
 
@@ -513,7 +521,7 @@ def test_tile_fused_posv(monkeypatch, dtype, n, mma, upper):
         names = cuda_kernel_names(fn)
         assert not any("posv_tile" in name for name in names), names
 
-    for k in (1, 2, 3):
+    for k in (1, 2, 3, many):
         B = make_rhs((8, n, k), dtype, "cuda")
         ref = torch.linalg.solve(to_ref(A[good]), to_ref(B[good]))
         X0, _, info0 = ops.posv(A_in, B, upper)
@@ -525,19 +533,24 @@ def test_tile_fused_posv(monkeypatch, dtype, n, mma, upper):
             _assert_one_kernel(lambda: ops.posv(A_in, B, upper), "posv_tile_kernel")
         else:
             not_tile(lambda: ops.posv(A_in, B, upper))
-        if k <= 2:
-            _assert_one_kernel(lambda: ops.posv_solve(A_in, B, upper), "posv_tile_kernel")
-            for s in fails:
-                assert bool(torch.isnan(Xs[s]).all()), f"failed system {s}: X not all NaN"
-            monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "2")
-            _assert_one_kernel(lambda: ops.posv(A_in, B, upper), "posv_tile_kernel")
-            X, L, info = ops.posv(A_in, B, upper)
-            monkeypatch.delenv("BATCHCHOL_POSV_FUSED_MAX_K")
-            assert info.tolist() == expect
-            assert torch.equal(L.nan_to_num(7.0), L_ref.nan_to_num(7.0))
-            assert torch.equal(X.nan_to_num(7.0), Xs.nan_to_num(7.0))
-        else:
+        if k == 3:
             not_tile(lambda: ops.posv_solve(A_in, B, upper))
+            continue
+        if k == many:
+            monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "4096")
+            Xs, info_s = ops.posv_solve(A_in, B, upper)
+            assert info_s.tolist() == expect
+            assert_close_rel(Xs[good], ref, bound, f"fused posv_solve n={n} k={k}")
+        _assert_one_kernel(lambda: ops.posv_solve(A_in, B, upper), "posv_tile_kernel")
+        for s in fails:
+            assert bool(torch.isnan(Xs[s]).all()), f"failed system {s}: X not all NaN"
+        monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", str(k))
+        _assert_one_kernel(lambda: ops.posv(A_in, B, upper), "posv_tile_kernel")
+        X, L, info = ops.posv(A_in, B, upper)
+        monkeypatch.delenv("BATCHCHOL_POSV_FUSED_MAX_K")
+        assert info.tolist() == expect
+        assert torch.equal(L.nan_to_num(7.0), L_ref.nan_to_num(7.0))
+        assert torch.equal(X.nan_to_num(7.0), Xs.nan_to_num(7.0))
     monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "0")
     not_tile(lambda: ops.posv_solve(A_in, B[..., :1], upper))
 

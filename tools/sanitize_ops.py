@@ -355,7 +355,8 @@ def tile_workload():
     copies) needs more matrices than four waves of resident blocks, too many for
     racecheck's pace, and is not covered here; nor is tile-one (matrices of several tile
     counts in one packed launch). Then the fused tile posv at float64 40 (tile4
-    forced), 70, 100, 128 and float32 100, 170, 192, one and two columns."""
+    forced), 70, 100, 128 and float32 100, 170, 192, one, two and five columns, posv and
+    posv_solve (BATCHCHOL_POSV_FUSED_MAX_K=4096)."""
     import os
 
     from torch_batchchol import ragged
@@ -373,8 +374,10 @@ def tile_workload():
                     ops.potrf(A, upper)
         torch.cuda.synchronize()
     os.environ.pop("BATCHCHOL_POTRF_KERNEL")
-    # The fused tile posv (tile_posv.cu) at its orders, one and two columns, with and
-    # without L; float64 40 on forced tile4 (two tile columns).
+    # The fused tile posv (tile_posv.cu) at its orders, one, two and five columns (more
+    # than a four-warp block's warps), with L (posv, fused by the switch) and without;
+    # float64 40 on forced tile4 (two tile columns).
+    os.environ["BATCHCHOL_POSV_FUSED_MAX_K"] = "4096"
     for dtype, mma in cases:
         os.environ["BATCHCHOL_TILE_MMA"] = mma
         for n in (40, 70, 100, 128) if dtype == torch.float64 else (100, 170, 192):
@@ -385,12 +388,13 @@ def tile_workload():
             A = random_spd((2,), n, dtype)
             A[1, n - 5, n - 5] = -1.0
             for upper in (False, True):
-                for k in (1, 2):
+                for k in (1, 2, 5):
                     B = torch.rand(2, n, k, dtype=dtype, device="cuda")
                     ops.posv(A, B, upper)
                     ops.posv_solve(A, B, upper)
         torch.cuda.synchronize()
-    os.environ.pop("BATCHCHOL_POTRF_KERNEL", None)
+    for var in ("BATCHCHOL_POTRF_KERNEL", "BATCHCHOL_POSV_FUSED_MAX_K"):
+        os.environ.pop(var, None)
     os.environ["BATCHCHOL_VBATCHED_KERNEL"] = "tile"
     g = torch.Generator().manual_seed(5)
     for dtype, mma in cases:

@@ -104,8 +104,8 @@ constexpr bool f64_tile_order_past_128(int n) {
 // ...-tile4-ab.txt, tile4: 48 0.416 vs 0.417 ms, 56 0.345 vs 0.322, 64 0.342 vs 0.310;
 // ...-packed-ab.txt, tile4: 52 0.380 vs 0.374; ...-tile2-ab.txt, tile2 (tile_warps): 40
 // 0.529 vs 0.586, 48 0.435 vs 0.425, 52 0.392 vs 0.373). With tile2 the crossover lies
-// at ~44..48: 48 stays with wide. posv keeps its fused kernel on wide up to
-// kPosvWideMaxN (posv_fuses_wide).
+// at ~44..48; 48 (2% apart, within the spread between runs) stays with wide. posv keeps
+// its fused kernel on wide up to kPosvWideMaxN (posv_fuses_wide).
 constexpr int kF64WideFixedMax = 48;
 template <typename T>
 constexpr int wide_fixed_max_n() {
@@ -222,8 +222,12 @@ bool posv_fuses_wide(int n) {
   const PotrfKernel choice = choose_potrf_kernel<T>(n);
   return choice == PotrfKernel::kWide ||
          (std::is_same_v<T, double> && n > kF64WideFixedMax && n <= kPosvWideMaxN &&
-          (choice == PotrfKernel::kTile2 || choice == PotrfKernel::kTile4));
+          choice == PotrfKernel::kTile2);
 }
+
+// tile_warps's two-warp blocks are the fixed-size dispatch's alone: the ragged one gives
+// float64's two-tile-column group to wide.
+static_assert(wide_dispatch_max_n<double>() >= 64, "tile2's orders would reach the ragged tiles");
 
 template <typename T>
 int posv_tile_warps(int n) {

@@ -18,16 +18,17 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
 // Whether posv fuses its solve into the wide family's kernel for order n: where
 // launch_potrf<T> runs wide (the size dispatch, or the family BATCHCHOL_POTRF_KERNEL
 // forces), posv's L then potrf's bit for bit; and at float64 49..kPosvWideMaxN where
-// potrf runs tile2 or tile4 (the size dispatch's choice there, tile2; or forced), posv's
-// L then another algorithm's, as accurate. The fused tile kernel (posv_tile_warps) lost
-// to it there (H200, posv_solve, 100,000 systems, one column, wide / tile: 56 3.168 /
+// potrf runs tile2 (the size dispatch's choice there; or forced), posv's L then another
+// algorithm's, as accurate (tile4 or tile forced there give the fused tile kernel,
+// posv_tile_warps, with potrf's bits). The fused tile kernel lost to wide's there (H200, posv_solve, 100,000 systems, one column, wide / tile: 56 3.168 /
 // 3.293 ms, 64 3.228 / 3.333; results/h200-2026-11-28-tile-posv-ab.txt).
 template <typename T>
 bool posv_fuses_wide(int n);
 
 // Warps per block of the tile family's fused posv for order n (tile_posv.cu): 4 or 8
 // where launch_potrf<T> runs tile4 or tile on the unpacked stage (float64 65..128 by the
-// size dispatch, float32 97..192) and posv does not fuse on wide; 0 elsewhere.
+// size dispatch, float32 97..192; forced, float64 from 33) and posv does not fuse on
+// wide; 0 elsewhere (tile2 included: the fused kernel has no two-warp form).
 template <typename T>
 int posv_tile_warps(int n);
 

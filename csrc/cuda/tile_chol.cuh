@@ -403,7 +403,8 @@ __device__ __forceinline__ void tile_update_trailing(T* s, int nt, int k) {
 //
 // While warp 0 factors diagonal tile k, the block's other warps hand tile column k - 1,
 // final since the panel solve of step k - 1, to out.segment(k - 1, thread, threads)
-// (tile_potrf.cu writes it to memory); the caller writes the last one.
+// (tile_potrf.cu writes it to memory; tile_posv.cu also forward-solves with it); the
+// caller writes the last one.
 // On entry only tile (0, 0) need be staged and visible to warp 0 (after a block
 // barrier): the other tiles may still be arriving by the caller's cp.async copies, which
 // every thread waits for before the first block barrier here.

@@ -22,7 +22,7 @@ constexpr int tile_max_n() {
 }
 
 // Warps per block for order n: 4 while three blocks fit an SM's shared memory (float64
-// n <= 96, float32 n <= 160: the "tile4" family; at 128 registers a thread, three blocks
+// n 65..96, float32 n <= 160: the "tile4" family; float64 up to 64 takes 2, below; at 128 registers a thread, three blocks
 // of 8 warps would not fit the register file), 8 while two do (float64 n <= 128, float32
 // n <= 192; and float64 129..160, float32 193..224 on the packed stage, tile_packed.cuh),
 // 16 beyond (H100 tuning, potrf_cuda.cu); the fixed-size and ragged dispatches both take
@@ -83,7 +83,7 @@ constexpr int tile_posv_max_n() {
 size_t tile_posv_smem_bytes(int n, int k, size_t elem_size);
 
 // B, X [batch, n, k]; L null (posv_solve) or the factor as launch_potrf_tile writes it;
-// warps: 4 or 8, as tile_warps gives for n.
+// warps: 4 or 8, as potrf's family for n (posv_tile_warps).
 void launch_posv_tile(const float* A, const float* B, float* X, float* L, int* info,
                       int64_t batch, int n, int k, bool upper, int warps, cudaStream_t stream);
 void launch_posv_tile(const double* A, const double* B, double* X, double* L, int* info,

@@ -17,6 +17,11 @@ namespace batchchol {
 namespace cuda {
 namespace {
 
+// The fused posv keeps the whole factor on the unpacked stage: no packed order in range.
+static_assert(!tile_packs<double>(tile_posv_max_n<double>() / kTile) &&
+                  !tile_packs<float>(tile_posv_max_n<float>() / kTile),
+              "the tile posv's orders would run the packed stage");
+
 // One system per block: B, X [batch, n, k]; L may be null (posv_solve: the factor never
 // leaves the chip), else it receives potrf's factor (the same steps: the same bits).
 template <typename T, int NT, bool kMma>
