@@ -227,7 +227,8 @@ bool posv_fuses_wide(int n) {
 
 // tile_warps's two-warp blocks are the fixed-size dispatch's alone: the ragged one gives
 // float64's two-tile-column group to wide.
-static_assert(wide_dispatch_max_n<double>() >= 64, "tile2's orders would reach the ragged tiles");
+static_assert(wide_dispatch_max_n<double>() >= 64,
+              "tile2's orders would reach the ragged tile launches");
 
 template <typename T>
 int posv_tile_warps(int n) {

@@ -21,23 +21,23 @@ constexpr int tile_max_n() {
   return std::is_same_v<T, float> ? 320 : std::is_same_v<T, double> ? 192 : 0;
 }
 
-// Warps per block for order n: 4 while three blocks fit an SM's shared memory (float64
-// n 65..96, float32 n <= 160: the "tile4" family; float64 up to 64 takes 2, below; at 128 registers a thread, three blocks
-// of 8 warps would not fit the register file), 8 while two do (float64 n <= 128, float32
-// n <= 192; and float64 129..160, float32 193..224 on the packed stage, tile_packed.cuh),
-// 16 beyond (H100 tuning, potrf_cuda.cu); the fixed-size and ragged dispatches both take
-// it from here. A block waits on its one-warp pivot chain for ~40% of its time, so
-// another matrix per SM gains more than the wider phases lose (H200, 10,000 matrices,
-// tools/tile_phase_probe.cu, same bits, results/h200-2026-11-28-tile4-probe.txt):
-// float64 80 0.767 -> 0.621 ms, 96 0.779 -> 0.638; float32 144 1.587 -> 1.500, 160 1.591
-// -> 1.551. The thresholds are sm_90's (228 KB of shared memory per SM): on a GPU with
-// less, tile4's orders may fit only two four-warp blocks per SM, fewer warps than the
-// eight-warp blocks gave there (not measured). Float64 up to 64 (two tile columns, the
-// fixed-size dispatch only: the ragged one gives that group to wide): 2 warps ("tile2"),
-// six blocks per SM by shared memory where 4 warps fit four by registers (H200,
-// tools/ab_env.py, same bits, results/h200-2026-11-28-tile2-ab.txt: 56 0.328 -> 0.320 ms,
-// 64 0.313 -> 0.302; at three tile columns, three blocks either way, it lost: 96 0.689 ->
-// 0.940).
+// Warps per block for order n: 4 while three blocks fit an SM's shared memory (float64 n
+// 65..96, float32 n <= 160: the "tile4" family; float64 up to 64 takes 2, below; at 128
+// registers a thread, three blocks of 8 warps would not fit the register file), 8 while
+// two do (float64 n <= 128, float32 n <= 192; and float64 129..160, float32 193..224 on
+// the packed stage, tile_packed.cuh), 16 beyond (H100 tuning, potrf_cuda.cu); the
+// fixed-size and ragged dispatches both take it from here. A block waits on its one-warp
+// pivot chain for ~40% of its time, so another matrix per SM gains more than the wider
+// phases lose (H200, 10,000 matrices, tools/tile_phase_probe.cu, same bits,
+// results/h200-2026-11-28-tile4-probe.txt): float64 80 0.767 -> 0.621 ms, 96 0.779 ->
+// 0.638; float32 144 1.587 -> 1.500, 160 1.591 -> 1.551. The thresholds are sm_90's (228
+// KB of shared memory per SM): on a GPU with less, tile4's orders may fit only two
+// four-warp blocks per SM, fewer warps than the eight-warp blocks gave there (not
+// measured). Float64 up to 64 (two tile columns, the fixed-size dispatch only: the
+// ragged one gives that group to wide): 2 warps ("tile2"), six blocks per SM by shared
+// memory where 4 warps fit four by registers (H200, tools/ab_env.py, same bits,
+// results/h200-2026-11-28-tile2-ab.txt: 56 0.328 -> 0.320 ms, 64 0.313 -> 0.302; at
+// three tile columns, three blocks either way, it lost: 96 0.689 -> 0.940).
 template <typename T>
 constexpr int tile_warps(int n) {
   if (std::is_same_v<T, double> && n <= 64) return 2;
