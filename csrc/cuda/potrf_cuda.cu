@@ -233,7 +233,8 @@ static_assert(wide_dispatch_max_n<double>() >= 64,
 template <typename T>
 int posv_tile_warps(int n) {
   if constexpr (tile_posv_max_n<T>() > 0) {
-    if (n <= 32 || n > tile_posv_max_n<T>() || posv_fuses_wide<T>(n)) return 0;
+    // (posv_fuses_wide holds only where potrf runs wide or tile2, so never here.)
+    if (n <= 32 || n > tile_posv_max_n<T>()) return 0;
     const PotrfKernel choice = choose_potrf_kernel<T>(n);
     if (choice == PotrfKernel::kTile4) return 4;
     if (choice == PotrfKernel::kTile) return 8;

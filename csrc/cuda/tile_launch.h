@@ -54,6 +54,28 @@ bool tile_fits(int n, size_t elem_size);
 // call). The size dispatch gives tile its float64 orders 129..160 only then.
 bool tile_float64_mma();
 
+// Calls f(integral_constant<int, NT>{}, integral_constant<bool, kMma>{},
+// integral_constant<bool, kPacked>{}) for NT = 32 * warps threads (2, 4, 8 or 16 warps),
+// kMma for float64 where tile_float64_mma() holds, kPacked where `packed` and 8 warps
+// (the only width the packed orders take: tile_packs). The kMma instances exist on every
+// architecture the build targets (a launched template's arguments must not depend on
+// __CUDA_ARCH__); below sm_80 dmma_m8n8k4 traps. Shared by the potrf launches
+// (tile_potrf.cu) and the fused posv's (tile_posv.cu).
+template <typename T, typename F>
+void with_tile_variant(int warps, bool packed, F&& f) {
+  const auto threads = [&](auto mma) {
+    if (warps == 16) return f(std::integral_constant<int, 512>{}, mma, std::false_type{});
+    if (warps == 4) return f(std::integral_constant<int, 128>{}, mma, std::false_type{});
+    if (warps == 2) return f(std::integral_constant<int, 64>{}, mma, std::false_type{});
+    if (packed) return f(std::integral_constant<int, 256>{}, mma, std::true_type{});
+    f(std::integral_constant<int, 256>{}, mma, std::false_type{});
+  };
+  if constexpr (std::is_same_v<T, double>) {
+    if (tile_float64_mma()) return threads(std::true_type{});
+  }
+  threads(std::false_type{});
+}
+
 // warps: 2, 4, 8 or 16 warps per block; 8 at the orders of tile_packs (tile_packed.cuh) run
 // the packed stage.
 void launch_potrf_tile(const float* A, float* L, int* info, int64_t batch, int n, bool upper,

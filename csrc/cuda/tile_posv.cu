@@ -67,21 +67,17 @@ void launch_posv_tile_any(const T* A, const T* B, T* X, T* L, int* info, int64_t
   const size_t smem = tile_posv_smem_bytes(n, k, sizeof(T));
   TORCH_CHECK(smem <= max_dynamic_smem(), "batchchol: the tile posv kernel needs ",
               std::to_string(smem), " bytes of shared memory for n = ", std::to_string(n));
-  const auto go = [&](auto threads, auto mma) {
-    auto kernel = posv_tile_kernel<T, decltype(threads)::value, decltype(mma)::value>;
-    allow_dynamic_smem(kernel, smem);
-    kernel<<<static_cast<unsigned>(batch), decltype(threads)::value, smem, stream>>>(
-        A, B, X, L, info, n, nt, k, upper);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  };
-  const auto with_threads = [&](auto mma) {
-    if (warps == 4) return go(std::integral_constant<int, 128>{}, mma);
-    go(std::integral_constant<int, 256>{}, mma);
-  };
-  if constexpr (std::is_same_v<T, double>) {
-    if (tile_float64_mma()) return with_threads(std::true_type{});
-  }
-  with_threads(std::false_type{});
+  // Only the 4- and 8-warp instances are built (the check above).
+  with_tile_variant<T>(warps, /*packed=*/false, [&](auto threads, auto mma, auto) {
+    constexpr int NT = decltype(threads)::value;
+    if constexpr (NT == 128 || NT == 256) {
+      auto kernel = posv_tile_kernel<T, NT, decltype(mma)::value>;
+      allow_dynamic_smem(kernel, smem);
+      kernel<<<static_cast<unsigned>(batch), NT, smem, stream>>>(A, B, X, L, info, n, nt, k,
+                                                                 upper);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    }
+  });
 }
 
 }  // namespace
