@@ -499,13 +499,14 @@ TILE_POSV = ([(torch.float64, n, {}) for n in (65, 96, 97, 128)]
 def test_tile_fused_posv(monkeypatch, dtype, n, env, upper):
     # Where potrf runs tile4 or tile on the unpacked stage (float64 65..128, float32
     # 97..192; float64 40 and 64 with tile4 forced: two tile columns), posv_solve with up
-    # to two right-hand sides is one tile posv kernel, and so is posv (which returns L)
-    # with one in float32; elsewhere posv keeps potrf + potrs unless the switch allows the
-    # fused kernel. The fused posv's factor is potrf's bit for bit and its X
-    # posv_solve's. X agrees with torch. Failing minors at a tile column's first and last
-    # rows and at the last row give their info and an all-NaN X; the other triangle holds
-    # NaN (never read). Three columns, or the fused kernels switched off, run potrf +
-    # potrs; nine with the switch at 4096 run the fused kernel, more columns than warps.
+    # to two right-hand sides (float32: four) is one tile posv kernel, and so is posv
+    # (which returns L) with one in float32; elsewhere posv keeps potrf + potrs unless the
+    # switch allows the fused kernel. The fused posv's factor is potrf's bit for bit and
+    # its X posv_solve's. X agrees with torch. Failing minors at a tile column's first and
+    # last rows and at the last row give their info and an all-NaN X; the other triangle
+    # holds NaN (never read). More columns (float64 three, nine), or the fused kernels
+    # switched off, run potrf + potrs; nine with the switch at 4096 run the fused kernel,
+    # more columns than warps.
     for switch in ("BATCHCHOL_POSV_FUSED_MAX_K", "BATCHCHOL_POTRF_KERNEL"):
         monkeypatch.delenv(switch, raising=False)
     for var, value in env.items():
@@ -521,6 +522,7 @@ def test_tile_fused_posv(monkeypatch, dtype, n, env, upper):
         names = cuda_kernel_names(fn)
         assert not any("posv_tile" in name for name in names), names
 
+    solve_max_k = 4 if dtype == torch.float32 else 2
     for k in (1, 2, 3, many):
         B = make_rhs((8, n, k), dtype, "cuda")
         ref = torch.linalg.solve(to_ref(A[good]), to_ref(B[good]))
@@ -533,9 +535,10 @@ def test_tile_fused_posv(monkeypatch, dtype, n, env, upper):
             _assert_one_kernel(lambda: ops.posv(A_in, B, upper), "posv_tile_kernel")
         else:
             not_tile(lambda: ops.posv(A_in, B, upper))
-        if k == 3:
+        if k > solve_max_k:
             not_tile(lambda: ops.posv_solve(A_in, B, upper))
-            continue
+            if k != many:
+                continue
         if k == many:
             monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "4096")
             Xs, info_s = ops.posv_solve(A_in, B, upper)

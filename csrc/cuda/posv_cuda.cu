@@ -92,9 +92,12 @@ int posv_wide_max_k(bool writes_L) {
 //   = 1: 2.124 / 2.269, k = 2: 2.301 / 2.327; float32 192 k = 1: 5.537 / 5.805, k = 2:
 //   5.865 / 5.836. In float64 the fused kernel's tail (the last forward and the backward
 //   solve, ~0.2 of the time of potrf at 128) outweighs the write and read of L that it
-//   saves posv; posv_solve saves the write as well.
+//   saves posv; posv_solve saves the write as well. Float32 posv_solve fuses up to 4
+//   columns (H200, same script, results/h200-2026-11-28-tile-posv-f32-k4-tune.txt): 128
+//   k = 3: 1.994 / 2.361, k = 4: 2.038 / 2.380; 160: 3.319 / 4.034, 3.549 / 4.038; 192:
+//   5.181 / 5.883, 5.685 / 5.875 (5 and more columns not measured).
 int posv_tile_max_k(bool writes_L, bool is_double) {
-  return fused_max_k_or(writes_L ? (is_double ? 0 : 1) : 2);
+  return fused_max_k_or(writes_L ? (is_double ? 0 : 1) : (is_double ? 2 : 4));
 }
 
 }  // namespace
