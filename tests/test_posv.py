@@ -51,6 +51,30 @@ def test_posv_matches_torch(device, dtype, n, k, upper):
     check_posv(A, B, X, L, info, upper)
 
 
+@pytest.mark.parametrize(
+    "dtype,n,cond",
+    [(torch.float64, n, 1e12) for n in (16, 40, 64, 96, 128, 160)]
+    + [(torch.float32, n, 1e4) for n in (16, 64, 128, 192)],
+)
+@pytest.mark.parametrize("k", [1, 4])
+def test_posv_ill_conditioned(device, dtype, n, cond, k):
+    # Near the end of each dtype's range (cond(A) n eps ~ 0.01-0.2) posv_solve and posv keep
+    # the normwise backward error within 10 n eps and the forward error within the
+    # condition number's bound, whichever kernel family the size and the column count
+    # run (warp, wide, the tile posv, potrf + potrs).
+    A = make_spd((16,), n, dtype, device, cond=cond)
+    B = make_rhs((16, n, k), dtype, device)
+    Xs, info_s = ops.posv_solve(A, B, False)
+    X, L, info = ops.posv(A, B, False)
+    assert bool((info == 0).all()) and bool((info_s == 0).all())
+    Ah = to_ref(A)
+    expected = torch.linalg.solve(Ah, to_ref(B))
+    bound = tol(dtype, n, cond2(Ah))
+    for what, out in (("posv_solve", Xs), ("posv", X)):
+        assert_solve_residual(Ah, out, to_ref(B), what=what)
+        assert_close_rel(out, expected, bound, what)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", [3, 16, 40])
 def test_posv_many_systems(device, dtype, n):
