@@ -504,9 +504,9 @@ def test_tile_fused_posv(monkeypatch, dtype, n, env, upper):
     # switch allows the fused kernel. The fused posv's factor is potrf's bit for bit and
     # its X posv_solve's. X agrees with torch. Failing minors at a tile column's first and
     # last rows and at the last row give their info and an all-NaN X; the other triangle
-    # holds NaN (never read). More columns (float64 three, nine), or the fused kernels
-    # switched off, run potrf + potrs; nine with the switch at 4096 run the fused kernel,
-    # more columns than warps.
+    # holds NaN (never read). More columns (three in float64, nine in both), or the fused
+    # kernels switched off, run potrf + potrs; nine with the switch at 4096 run the fused
+    # kernel, more columns than warps.
     for switch in ("BATCHCHOL_POSV_FUSED_MAX_K", "BATCHCHOL_POTRF_KERNEL"):
         monkeypatch.delenv(switch, raising=False)
     for var, value in env.items():
