@@ -140,9 +140,9 @@ bool launch_posv_family_if_served(const T* A, const T* B, T* X, T* L, int* info,
       return true;
     }
   }
-  if constexpr (warp_chol_max_n<T>() > 0) {
+  if constexpr (warp_posv_max_n<T>() > 0) {
     // Float32 33..35 stays with potrf + potrs (the fused warp64 posv is not measured there).
-    if (n <= warp_chol_max_n<T>() && (n <= 32 || n >= 36) &&
+    if (n <= warp_posv_max_n<T>() && (n <= 32 || n >= 36) &&
         k <= posv_fused_max_k(n, /*writes_L=*/L != nullptr)) {
       return launch_posv_warp(A, B, X, L, info, batch, n, k, upper, stream);
     }

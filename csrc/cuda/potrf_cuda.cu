@@ -37,9 +37,9 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh,
-// real dtypes) and registers for small n; wide (float64 33..48, float32 65..96,
-// wide_chol.cuh); tile2, tile4, tile and tile16 (2, 4, 8 and 16 warps a block, real
+// Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh and,
+// past 32, warp64_chol.cuh; real dtypes up to 64 in float32, 48 in float64) and
+// registers for small n; wide (float32 65..96, float64 only where forced; wide_chol.cuh); tile2, tile4, tile and tile16 (2, 4, 8 and 16 warps a block, real
 // dtypes up to 192 / 320, tile_chol.cuh; by default float64 49..64, 65..96, 97..160
 // (129..160 on the packed stage, tile_packed.cuh) and none, float32 none, 97..160,
 // 161..224 (193..224 packed) and 225..320);
@@ -98,18 +98,17 @@ constexpr bool f64_tile_order_past_128(int n) {
   return std::is_same_v<T, double> && n > 128 && n <= kF64TileTo;
 }
 
-// Float64 orders up to which the fixed-size dispatch gives wide, below
-// wide_dispatch_max_n (the ragged dispatch's, by whole tile columns). The tile kernels'
-// time is flat over a tile column while wide's grows with n (H200, wide first;
-// ...-tile4-ab.txt, tile4: 48 0.416 vs 0.417 ms, 56 0.345 vs 0.322, 64 0.342 vs 0.310;
-// ...-packed-ab.txt, tile4: 52 0.380 vs 0.374; ...-tile2-ab.txt, tile2 (tile_warps): 40
-// 0.529 vs 0.586, 48 0.435 vs 0.425, 52 0.392 vs 0.373). With tile2 the crossover lies
-// at ~44..48; 48 (2% apart, within the spread between runs) stays with wide. posv keeps
-// its fused kernel on wide up to kPosvWideMaxN (posv_fuses_wide).
-constexpr int kF64WideFixedMax = 48;
+// Orders up to which the fixed-size dispatch gives wide what the warp family leaves:
+// float32 up to wide_dispatch_max_n (the ragged dispatch's, by whole tile columns);
+// float64 nothing since the forty-fifth round (warp64 to 48, then tile2). Wide had held
+// float64 33..48: the tile kernels' time is flat over a tile column while wide's grows
+// with n (H200, wide first; ...-tile4-ab.txt, tile4: 48 0.416 vs 0.417 ms, 56 0.345 vs
+// 0.322, 64 0.342 vs 0.310; ...-packed-ab.txt, tile4: 52 0.380 vs 0.374; ...-tile2-ab.txt,
+// tile2 (tile_warps): 40 0.529 vs 0.586, 48 0.435 vs 0.425, 52 0.392 vs 0.373). posv
+// keeps its fused kernel on wide up to kPosvWideMaxN (posv_fuses_wide).
 template <typename T>
 constexpr int wide_fixed_max_n() {
-  return std::is_same_v<T, double> ? kF64WideFixedMax : wide_dispatch_max_n<T>();
+  return std::is_same_v<T, double> ? warp_chol_max_n<T>() : wide_dispatch_max_n<T>();
 }
 
 // The family used for order n: the tuned table, or BATCHCHOL_POTRF_KERNEL when it names
@@ -220,9 +219,9 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
 template <typename T>
 bool posv_fuses_wide(int n) {
   const PotrfKernel choice = choose_potrf_kernel<T>(n);
-  return choice == PotrfKernel::kWide ||
-         (std::is_same_v<T, double> && n > kF64WideFixedMax && n <= kPosvWideMaxN &&
-          choice == PotrfKernel::kTile2);
+  if (choice == PotrfKernel::kWide) return true;
+  return std::is_same_v<T, double> && n >= kWideMinN && n <= kPosvWideMaxN &&
+         (choice == PotrfKernel::kWarp || choice == PotrfKernel::kTile2);
 }
 
 // tile_warps's two-warp blocks are the fixed-size dispatch's alone: the ragged one gives

@@ -16,13 +16,14 @@ void launch_potrf(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                   cudaStream_t stream);
 
 // Whether posv fuses its solve into the wide family's kernel for order n: where
-// launch_potrf<T> runs wide (the size dispatch, or the family BATCHCHOL_POTRF_KERNEL
-// forces), posv's L then potrf's bit for bit; and at float64 49..kPosvWideMaxN where
-// potrf runs tile2 (the size dispatch's choice there; or forced), posv's L then another
-// algorithm's, as accurate (tile4 or tile forced there give the fused tile kernel,
-// posv_tile_warps, with potrf's bits). The fused tile kernel lost to wide's there (H200,
-// posv_solve, 100,000 systems, one column, wide / tile: 56 3.168 / 3.293 ms, 64 3.228 /
-// 3.333; results/h200-2026-11-28-tile-posv-ab.txt).
+// launch_potrf<T> runs wide (BATCHCHOL_POTRF_KERNEL forces it, or the size dispatch
+// gives it), posv's L then potrf's bit for bit; and at float64 33..kPosvWideMaxN where
+// potrf runs warp64 (33..48) or tile2 (49..64; the size dispatch's choices there, or
+// forced), posv's L then another algorithm's, as accurate (tile4 or tile forced there
+// give the fused tile kernel, posv_tile_warps, with potrf's bits). The fused tile kernel
+// lost to wide's there (H200, posv_solve, 100,000 systems, one column, wide / tile: 56
+// 3.168 / 3.293 ms, 64 3.228 / 3.333; results/h200-2026-11-28-tile-posv-ab.txt), and so
+// did the fused warp64 one (warp_posv_max_n).
 template <typename T>
 bool posv_fuses_wide(int n);
 

@@ -1,5 +1,7 @@
-// Warp family, orders 33..64: one warp per matrix, lane q holds rows q and q + 32 in
-// registers (a0[32], a1[64]), and a run-time loop goes over the columns.
+// Warp family, orders 33..64 (float32) and 33..48 (float64): one warp per matrix, lane
+// q holds rows q and q + 32 in registers (a0[32], a1[W]: W, the kernel's width, 40, 48
+// or 64, at least the order; with_warp64_width picks it), and a run-time loop goes over
+// the columns.
 //
 // Why not the fully unrolled routine of warp_chol_device.cuh: past n = 32 its code
 // outgrows the instruction cache (140-200 KB of SASS, 0.18-0.36 of the roofline on an
@@ -24,6 +26,13 @@ __device__ __forceinline__ T& staged_at(T* mat, int pitch, bool upper, int i, in
   return upper ? mat[j * pitch + i] : mat[i * pitch + j];
 }
 
+// The family's largest order (its widest kernel): 64 in float32; 48 in float64, where
+// rows of 64 would take 192 registers (a0 and a1 at 48: 160).
+template <typename T>
+constexpr int warp64_max_width() {
+  return sizeof(T) == 8 ? 48 : 64;
+}
+
 // Elements per warp of the column buffer: column k of L published twice over (the
 // parity of k picks the half), so that one __syncwarp per step orders both the writes
 // of step k after the reads of step k - 2 and the reads of step k after its writes.
@@ -41,18 +50,18 @@ struct Warp64Chunk {
 };
 
 // Steps k0 <= k < k1 of the factorization below, all with k >= K0. At step k, a0[jj] and
-// a1[jj] hold columns k + jj of rows q and q + 32; only columns up to 31 (row q) and 63
-// (row q + 32) ever become L, so these steps update the first 32 - K0 and 64 - K0
+// a1[jj] hold columns k + jj of rows q and q + 32; only columns up to 31 (row q) and W - 1
+// (row q + 32) ever become L, so these steps update the first 32 - K0 and W - K0
 // entries: a fixed body per range of eight steps instead of one for all (4,000 ->
 // 2,850 multiply-adds per lane at n = 64), still ~1 KB of code each. kTop: the pivots are
 // rows 0..31 (a0, both rows updated); otherwise rows 32..63 (a1 alone).
-template <typename T, int K0, bool kTop, typename Acc>
-__device__ __forceinline__ void warp64_steps(T (&a0)[32], T (&a1)[64], T* mat, Acc at, int n,
+template <typename T, int W, int K0, bool kTop, typename Acc>
+__device__ __forceinline__ void warp64_steps(T (&a0)[32], T (&a1)[W], T* mat, Acc at, int n,
                                              int q, T* colbuf, int k0, int k1, int& info) {
   using R = real_t<T>;
   using Chunk = Warp64Chunk<T>;
   constexpr int V = Chunk::kLen;
-  constexpr int W0 = kTop ? 32 - K0 : 0, W1 = 64 - K0;
+  constexpr int W0 = kTop ? 32 - K0 : 0, W1 = W - K0;
   // Not unrolled (the point of this routine): the body is the same for every k.
 #pragma unroll 1
   for (int k = k0; k < k1; ++k) {
@@ -84,7 +93,7 @@ __device__ __forceinline__ void warp64_steps(T (&a0)[32], T (&a1)[64], T* mat, A
   }
 }
 
-// Factors the n x n (32 < n <= 64) working matrix whose rows the warp holds (rows past
+// Factors the n x n (32 < n <= W) working matrix whose rows the warp holds (rows past
 // n an identity), writing L(i, j), j <= i < n, into the staged matrix. Returns info.
 // Columns past n are never stepped through, so nothing outside the n x n slot is written.
 //
@@ -93,21 +102,27 @@ __device__ __forceinline__ void warp64_steps(T (&a0)[32], T (&a1)[64], T* mat, A
 // col[r]), and every lane reads the buffer back with 16-byte broadcasts at offsets
 // fixed at compile time: 16 reads per step instead of 63 shuffles, which made the
 // previous version shuffle-bound (one shuffle per SM clock against four FMA
-// instructions). Offsets past 63 - k hold stale entries; they only reach scratch
-// entries beyond column 63, which never become pivots or L.
-template <typename T, typename Acc>
-__device__ __forceinline__ int warp64_potrf(T (&a0)[32], T (&a1)[64], T* mat, Acc at, int n, int q,
-                                            T* colbuf) {
+// instructions). Offsets past W - 1 - k hold stale entries (or the zeros of padding
+// rows past W); they only reach scratch entries beyond column W - 1, which never become
+// pivots or L.
+template <typename T, int W, typename Acc>
+__device__ __forceinline__ int warp64_potrf(T (&a0)[32], T (&a1)[W], T* mat, Acc at, int n,
+                                            int q, T* colbuf) {
+  static_assert(W == 40 || W == 48 || W == 64, "widths of whole ranges of eight steps");
   int info = 0;
   const auto upto = [n](int k) { return k < n ? k : n; };
-  warp64_steps<T, 0, true>(a0, a1, mat, at, n, q, colbuf, 0, 8, info);
-  warp64_steps<T, 8, true>(a0, a1, mat, at, n, q, colbuf, 8, 16, info);
-  warp64_steps<T, 16, true>(a0, a1, mat, at, n, q, colbuf, 16, 24, info);
-  warp64_steps<T, 24, true>(a0, a1, mat, at, n, q, colbuf, 24, 32, info);
-  warp64_steps<T, 32, false>(a0, a1, mat, at, n, q, colbuf, 32, upto(40), info);
-  warp64_steps<T, 40, false>(a0, a1, mat, at, n, q, colbuf, 40, upto(48), info);
-  warp64_steps<T, 48, false>(a0, a1, mat, at, n, q, colbuf, 48, upto(56), info);
-  warp64_steps<T, 56, false>(a0, a1, mat, at, n, q, colbuf, 56, upto(64), info);
+  warp64_steps<T, W, 0, true>(a0, a1, mat, at, n, q, colbuf, 0, 8, info);
+  warp64_steps<T, W, 8, true>(a0, a1, mat, at, n, q, colbuf, 8, 16, info);
+  warp64_steps<T, W, 16, true>(a0, a1, mat, at, n, q, colbuf, 16, 24, info);
+  warp64_steps<T, W, 24, true>(a0, a1, mat, at, n, q, colbuf, 24, 32, info);
+  warp64_steps<T, W, 32, false>(a0, a1, mat, at, n, q, colbuf, 32, upto(40), info);
+  if constexpr (W > 40) {
+    warp64_steps<T, W, 40, false>(a0, a1, mat, at, n, q, colbuf, 40, upto(48), info);
+  }
+  if constexpr (W > 48) {
+    warp64_steps<T, W, 48, false>(a0, a1, mat, at, n, q, colbuf, 48, upto(56), info);
+    warp64_steps<T, W, 56, false>(a0, a1, mat, at, n, q, colbuf, 56, upto(64), info);
+  }
   return info;
 }
 
@@ -138,23 +153,23 @@ __device__ __forceinline__ void warp64_potrs(const T* mat, Acc at, int n, int q,
 
 // The warp's two rows of its staged matrix (rows past n_eff: identity), read through
 // `at` (an index of stage_copy.cuh).
-template <typename T, typename Index>
-__device__ __forceinline__ void warp64_load_rows(T (&a0)[32], T (&a1)[64], const T* mat,
-                                                 Index at, int n_eff, int q) {
-  T rows[2][64];
-  load_group_rows<T, 64, 32>(rows, mat, at, n_eff, q);
+template <typename T, int W, typename Index>
+__device__ __forceinline__ void warp64_load_rows(T (&a0)[32], T (&a1)[W], const T* mat, Index at,
+                                                 int n_eff, int q) {
+  T rows[2][W];
+  load_group_rows<T, W, 32>(rows, mat, at, n_eff, q);
 #pragma unroll
   for (int j = 0; j < 32; ++j) a0[j] = rows[0][j];
 #pragma unroll
-  for (int j = 0; j < 64; ++j) a1[j] = rows[1][j];
+  for (int j = 0; j < W; ++j) a1[j] = rows[1][j];
 }
 
 // Loads the warp's rows of its staged matrix and factors it in place (warp64_potrf),
 // in the square layout (kPacked false: A as stored, pitch lay.pitch) or the packed one.
-template <typename T, bool kPacked>
+template <typename T, int W, bool kPacked>
 __device__ __forceinline__ int warp64_factor_staged(T* mat, const StageLayout& lay, int n,
                                                     bool upper, int q, T* colbuf) {
-  T a0[32], a1[64];
+  T a0[32], a1[W];
   if constexpr (kPacked) {
     warp64_load_rows(a0, a1, mat, PackedIndex{}, n, q);
     __syncwarp();  // every lane has read its rows before any L entry overwrites them
@@ -170,7 +185,7 @@ __device__ __forceinline__ int warp64_factor_staged(T* mat, const StageLayout& l
 // One warp per matrix (P = 32); blocks as in warp_chol_kernels.cuh. kPacked: the chunk
 // in the packed layout (stage_copy.cuh), for n = 64 with 16-byte copies only (the
 // launcher checks).
-template <typename T, bool kPacked = false>
+template <typename T, int W, bool kPacked = false>
 __global__ void __launch_bounds__(256)
     potrf_warp64_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
                         int64_t batch, StageLayout lay, bool upper, bool vec) {
@@ -185,26 +200,26 @@ __global__ void __launch_bounds__(256)
   if constexpr (kPacked) {
     stage_in_packed<T, 16, 64>(s, A + first * nn, count * nn, lay, upper);
   } else {
-    stage_in_exact<T, 16, 64>(s, A + first * nn, count * nn, lay, vec, upper);
+    stage_in_exact<T, 16, W>(s, A + first * nn, count * nn, lay, vec, upper);
   }
   __syncthreads();
   const int g = threadIdx.x / 32, q = threadIdx.x % 32;
   // A warp past the end of the batch has no staged slot of its own: it skips the
   // factorization (warp-uniform; no block barrier inside).
   if (g < count) {
-    const int inf = warp64_factor_staged<T, kPacked>(s + g * lay.ms, lay, lay.n, upper, q,
-                                                     colbufs + g * kWarp64ColBuf);
+    const int inf = warp64_factor_staged<T, W, kPacked>(s + g * lay.ms, lay, lay.n, upper, q,
+                                                        colbufs + g * kWarp64ColBuf);
     if (q == 0) info[first + g] = inf;
   }
   __syncthreads();
   if constexpr (kPacked) {
     stage_out_packed<T, 64>(L + first * nn, s, count * nn, lay, upper);
   } else {
-    stage_out_exact<T, 64>(L + first * nn, s, count * nn, lay, vec, upper);
+    stage_out_exact<T, W>(L + first * nn, s, count * nn, lay, vec, upper);
   }
 }
 
-template <typename T, bool kPacked = false>
+template <typename T, int W, bool kPacked = false>
 __global__ void __launch_bounds__(256)
     posv_warp64_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ X,
                        T* __restrict__ L, int* __restrict__ info, int64_t batch, int k,
@@ -219,14 +234,14 @@ __global__ void __launch_bounds__(256)
   if constexpr (kPacked) {
     stage_in_packed<T, 16, 64>(s, A + first * nn, count * nn, lay, upper);
   } else {
-    stage_in_exact<T, 16, 64>(s, A + first * nn, count * nn, lay, vec, upper);
+    stage_in_exact<T, 16, W>(s, A + first * nn, count * nn, lay, vec, upper);
   }
   __syncthreads();
   const int g = threadIdx.x / 32, q = threadIdx.x % 32;
   if (g < count) {  // whole warps (see potrf_warp64_kernel)
     T* mat = s + g * lay.ms;
-    const int inf =
-        warp64_factor_staged<T, kPacked>(mat, lay, n, upper, q, colbufs + g * kWarp64ColBuf);
+    const int inf = warp64_factor_staged<T, W, kPacked>(mat, lay, n, upper, q,
+                                                        colbufs + g * kWarp64ColBuf);
     if (q == 0) info[first + g] = inf;
     __syncwarp();  // the warp's factor is in shared memory
     const bool conj_rhs = upper && IsComplex<T>::value;
@@ -249,7 +264,7 @@ __global__ void __launch_bounds__(256)
   if constexpr (kPacked) {
     stage_out_packed<T, 64>(L + first * nn, s, count * nn, lay, upper);
   } else {
-    stage_out_exact<T, 64>(L + first * nn, s, count * nn, lay, vec, upper);
+    stage_out_exact<T, W>(L + first * nn, s, count * nn, lay, vec, upper);
   }
 }
 

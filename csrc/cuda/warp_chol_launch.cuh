@@ -104,7 +104,7 @@ bool stage_vectorizable(const void* a, const void* b, int n) {
   return (int64_t(n) * n * sizeof(T)) % 16 == 0 && aligned(a) && (b == nullptr || aligned(b));
 }
 
-// One warp per matrix for 32 < n <= 64 (warp64_chol.cuh): the stage layout and launch
+// One warp per matrix for 32 < n <= warp64_width (warp64_chol.cuh): the stage layout and launch
 // shape (threads, shared memory) of either kernel.
 // packed: the packed stage (stage_copy.cuh) at n = 64 with 16-byte copies, half the
 // shared memory of the square one, which held the float32 kernels there at 12 one-warp
@@ -113,6 +113,29 @@ bool stage_vectorizable(const void* a, const void* b, int n) {
 // ms, posv_solve 100,000 systems 2.457 -> 2.071 ms. Not below 64 (the square stage is
 // under the limit there, and the packed copies place most elements one by one: n = 48
 // 0.459 -> 0.581 ms, 34 0.645 -> 0.860).
+// Calls f(Int<W>{}) with the width of the warp64 kernel for order n (32 < n <=
+// warp64_max_width): in float32 the order rounded up to 40, 48 or 64, so that the fixed
+// update widths of the steps (warp64_steps) and the rows' registers follow n; float64
+// runs 48 throughout. The widths only cut scratch entries past n: every width gives the
+// same bits. H200, potrf, the issue's 256 MB batches, widest / by order, ms
+// (benchmarks/results/h200-2026-11-28-round45-warp64-widths-ab.txt): float32 33 0.765 /
+// 0.689, 36 0.525 / 0.462, 40 0.435 / 0.338, 44 0.391 / 0.341, 48 0.370 / 0.287;
+// posv_solve (100,000 systems, one column) 36 1.396 / 1.114, 48 1.774 / 1.410. Float64 at
+// 40 wide: 33 0.629 / 0.635, 36 0.476 / 0.496, 40 0.414 / 0.391 (the 40-wide kernel's
+// 176 registers against 240 give 11 one-warp blocks per SM instead of 8, yet it lost at
+// two of three orders: not kept).
+// BATCHCHOL_WARP64_FULL (tests, tuning; read at every call): the widest kernel at every
+// order.
+template <typename T, typename F>
+void with_warp64_width(int n, F&& f) {
+  if constexpr (warp64_max_width<T>() == 64) {
+    const bool full = std::getenv("BATCHCHOL_WARP64_FULL") != nullptr;
+    if (n <= 40 && !full) return f(Int<40>{});
+    if (n > 48 || full) return f(Int<64>{});
+  }
+  f(Int<48>{});
+}
+
 template <typename T>
 struct Warp64Launch {
   StageLayout lay;
@@ -142,16 +165,21 @@ constexpr bool warp_potrf_packed() {
 template <typename T>
 void launch_potrf_warp_impl(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                             cudaStream_t stream) {
-  if constexpr (sizeof(T) == 4) {
-    if (n > 32) {
-      const bool vec = stage_vectorizable<T>(A, L, n);
-      const Warp64Launch<T> w(n, vec);
-      auto kernel = w.packed ? potrf_warp64_kernel<T, true> : potrf_warp64_kernel<T, false>;
+  if (n > 32) {
+    const bool vec = stage_vectorizable<T>(A, L, n);
+    const Warp64Launch<T> w(n, vec);
+    with_warp64_width<T>(n, [&](auto width) {
+      constexpr int W = decltype(width)::value;
+      auto kernel = potrf_warp64_kernel<T, W, false>;
+      if constexpr (W == 64) {  // the packed stage is for n = 64 alone
+        if (w.packed) kernel = potrf_warp64_kernel<T, W, true>;
+      }
       allow_dynamic_smem(kernel, w.smem);
-      kernel<<<w.blocks(batch), w.threads, w.smem, stream>>>(A, L, info, batch, w.lay, upper, vec);
+      kernel<<<w.blocks(batch), w.threads, w.smem, stream>>>(A, L, info, batch, w.lay, upper,
+                                                             vec);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
-      return;
-    }
+    });
+    return;
   }
   with_padded_order<T, false>(n, [&](auto np, auto p) {
     constexpr int NP = decltype(np)::value, P = decltype(p)::value;
@@ -222,16 +250,22 @@ constexpr int posv_warp_load_vectors() {
 template <typename T>
 bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_t batch, int n,
                            int k, bool upper, cudaStream_t stream) {
-  if (n < 1 || n > warp_chol_max_n<T>()) return false;
-  if constexpr (sizeof(T) == 4) {
+  if (n < 1 || n > warp_posv_max_n<T>()) return false;
+  if constexpr (warp_posv_max_n<T>() > 32) {
     if (n > 32) {
       const bool vec = stage_vectorizable<T>(A, L, n);
       const Warp64Launch<T> w(n, vec);
-      auto kernel = w.packed ? posv_warp64_kernel<T, true> : posv_warp64_kernel<T, false>;
-      allow_dynamic_smem(kernel, w.smem);
-      kernel<<<w.blocks(batch), w.threads, w.smem, stream>>>(A, B, X, L, info, batch, k, w.lay,
-                                                             upper, vec);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      with_warp64_width<T>(n, [&](auto width) {
+        constexpr int W = decltype(width)::value;
+        auto kernel = posv_warp64_kernel<T, W, false>;
+        if constexpr (W == 64) {  // the packed stage is for n = 64 alone
+          if (w.packed) kernel = posv_warp64_kernel<T, W, true>;
+        }
+        allow_dynamic_smem(kernel, w.smem);
+        kernel<<<w.blocks(batch), w.threads, w.smem, stream>>>(A, B, X, L, info, batch, k,
+                                                               w.lay, upper, vec);
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      });
       return true;
     }
   }

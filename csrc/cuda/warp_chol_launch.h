@@ -1,7 +1,7 @@
 // Launchers of the warp family (warp_chol_kernels.cuh, warp64_chol.cuh): n <=
-// warp_chol_max_n<T>(), 64 for float32 and 32 for float64. Up to 32 the orders are
-// compile-time (padded); float32 33..64 runs one warp per matrix with a run-time column
-// loop. (Unrolled orders up to 64 were measured on an H100, 2026-11-22: the kernels grow
+// warp_chol_max_n<T>(), 64 for float32 and 48 for float64 (posv: warp_posv_max_n). Up
+// to 32 the orders are compile-time (padded); past 32 one warp per matrix runs a
+// run-time column loop (warp64). (Unrolled orders up to 64 were measured on an H100, 2026-11-22: the kernels grow
 // to 140-200 KB of code past n = 32 and run at 0.36 / 0.18 of the roofline for n = 48 /
 // 64, against 0.75 for n = 16; benchmarks/KERNEL-NOTES.md.)
 // Buffers are contiguous [batch, n, n] (A, L) and [batch, n, k] (B, X), row-major;
@@ -23,7 +23,16 @@ struct LaunchStreams;
 // through the generic kernels of potrf_kernels.cuh / posv_kernels.cuh).
 template <typename T>
 constexpr int warp_chol_max_n() {
-  return std::is_same_v<T, float> ? 64 : std::is_same_v<T, double> ? 32 : 0;
+  return std::is_same_v<T, float> ? 64 : std::is_same_v<T, double> ? 48 : 0;
+}
+
+// Largest n of the family's fused posv: float64 stops at 32, where the wide family's
+// fused posv takes over (H200, 100,000 systems, posv_solve with one column, wide / warp64:
+// n = 36 2.289 / 2.438 ms, 40 2.448 / 2.788, 48 2.863 / 3.365;
+// benchmarks/results/h200-2026-11-28-round45-warp64-f64-ab.txt).
+template <typename T>
+constexpr int warp_posv_max_n() {
+  return std::is_same_v<T, double> ? 32 : warp_chol_max_n<T>();
 }
 
 // The compile-time orders of the family up to 32 (warp_chol_launch.cuh): n runs at the
