@@ -459,33 +459,66 @@ def test_wide_fused_posv(monkeypatch, dtype, n, upper):
             assert not bool(torch.isfinite(X0[s]).all()), f"failed system {s}: finite X (unfused)"
 
 
-@pytest.mark.parametrize("n", [48, 49, 60, 64])
+@pytest.mark.parametrize("n", [33, 40, 41, 48, 49, 60, 64])
 @pytest.mark.parametrize("upper", [False, True])
-def test_posv_fused_where_potrf_runs_tile2(monkeypatch, n, upper):
-    # The size dispatch gives float64 potrf wide up to 48 and tile2 (two-warp blocks)
-    # from 49; posv keeps its fused wide kernel up to 64 either way (the tile posv kernel
-    # lost to it there). Its L is potrf's bit for bit where potrf runs wide, and another
-    # algorithm's, within the factor's tolerance, where potrf runs tile2.
+def test_posv_fused_on_wide_past_32(monkeypatch, n, upper):
+    # The size dispatch gives float64 potrf the warp64 kernel up to 48 and tile2
+    # (two-warp blocks) from 49; posv keeps its fused wide kernel up to 64 either way
+    # (the warp64 and tile posv kernels lost to it there), so its L is another
+    # algorithm's, within the factor's tolerance; with wide forced on potrf too, potrf's
+    # bit for bit.
     for switch in ("BATCHCHOL_POSV_FUSED_MAX_K", "BATCHCHOL_POTRF_KERNEL"):
         monkeypatch.delenv(switch, raising=False)
     A = make_spd((6,), n, torch.float64, "cuda", cond=100.0)
     A_in = fill_other_triangle(A, upper, float("nan"))
     B = make_rhs((6, n, 1), torch.float64, "cuda")
     names = cuda_kernel_names(lambda: ops.potrf(A_in, upper))
-    on_tile2 = any("potrf_tile_kernel<double, 64," in k for k in names)
-    assert on_tile2 == (n > 48), names
-    if not on_tile2:
-        assert any("wide" in k for k in names), names
+    expected = "potrf_warp64_kernel<double," if n <= 48 else "potrf_tile_kernel<double, 64,"
+    assert any(expected in k for k in names), names
     L_ref, _ = ops.potrf(A_in, upper)
     _assert_one_kernel(lambda: ops.posv(A_in, B, upper), "posv_wide_kernel")
     X, L, info = ops.posv(A_in, B, upper)
     assert bool((info == 0).all())
     bound = tol(torch.float64, n, cond2(A))
     assert_close_rel(X, torch.linalg.solve(to_ref(A), to_ref(B)), bound, "X")
-    if on_tile2:
-        assert_close_rel(L, L_ref, bound, "posv L vs potrf L")
-    else:
-        assert torch.equal(L, L_ref)
+    assert_close_rel(L, L_ref, bound, "posv L vs potrf L")
+    monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", "wide")
+    L_wide, _ = ops.potrf(A_in, upper)
+    _assert_one_kernel(lambda: ops.posv(A_in, B, upper), "posv_wide_kernel")
+    assert torch.equal(ops.posv(A_in, B, upper)[1], L_wide)
+
+
+@pytest.mark.parametrize("dtype,n", [(torch.float64, n) for n in (33, 36, 40, 41, 47, 48)]
+                         + [(torch.float32, n) for n in (33, 40, 41, 48, 49, 64)])
+@pytest.mark.parametrize("upper", [False, True])
+def test_warp64_widths(monkeypatch, dtype, n, upper):
+    # The float32 warp64 kernel for order n holds rows of the order rounded up to 40, 48
+    # or 64 (float64: 48 throughout): the widths only cut scratch entries past n, so the
+    # widest kernel (BATCHCHOL_WARP64_FULL) gives the same bits. 11 matrices leave a
+    # block of two-warp blocks partly empty; one has a failing minor in the second row of
+    # a lane, one a NaN, and the other triangle holds NaN (never read).
+    for switch in ("BATCHCHOL_POTRF_KERNEL", "BATCHCHOL_WARP64_FULL"):
+        monkeypatch.delenv(switch, raising=False)
+    A = make_spd((11,), n, dtype, "cuda", cond=100.0)
+    A[4] = break_minor(A[4], n - 1).to(dtype)
+    A[9, n - 1, n - 1] = float("nan")
+    A_in = fill_other_triangle(A, upper, float("nan"))
+    width = 48 if dtype == torch.float64 else 40 if n <= 40 else 48 if n <= 48 else 64
+    names = cuda_kernel_names(lambda: ops.potrf(A_in, upper))
+    kernel = f"potrf_warp64_kernel<{'double' if dtype == torch.float64 else 'float'}, {width},"
+    assert any(kernel in k for k in names), names
+    L, info = ops.potrf(A_in, upper)
+    assert info[4] == n - 1 and info[9] == n
+    good = [i for i in range(11) if i not in (4, 9)]
+    _factor_ok(A[good], L[good], info[good], upper)
+    if width == 64 or dtype == torch.float64:
+        return  # the widest kernel already
+    monkeypatch.setenv("BATCHCHOL_WARP64_FULL", "1")
+    assert any("potrf_warp64_kernel<float, 64," in k
+               for k in cuda_kernel_names(lambda: ops.potrf(A_in, upper)))
+    L_full, info_full = ops.potrf(A_in, upper)
+    assert torch.equal(info, info_full)
+    assert torch.equal(L.nan_to_num(7.0), L_full.nan_to_num(7.0))
 
 
 TILE_POSV = ([(torch.float64, n, {}) for n in (65, 96, 97, 128)]

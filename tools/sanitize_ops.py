@@ -7,6 +7,7 @@
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --warp-mma-only
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --listed-only --quick
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --tile-only
+    compute-sanitizer --tool racecheck python tools/sanitize_ops.py --warp64-only
 """
 
 import argparse
@@ -36,6 +37,7 @@ def main():
                     help="only panel_workload (with --quick: float64 only)")
     ap.add_argument("--listed-only", action="store_true", help="only listed_workload")
     ap.add_argument("--tile-only", action="store_true", help="only tile_workload")
+    ap.add_argument("--warp64-only", action="store_true", help="only warp64_workload")
     args = ap.parse_args()
     ops = torch.ops.batchchol
     sizes = [1, 3, 4, 8, 16, 17, 32, 33, 48, 64, 65, 100, 128, 200, 300] if not args.quick else [3, 17, 32, 40, 64, 100, 200]
@@ -74,6 +76,10 @@ def main():
         tile_workload()
         print("sanitize workload done")
         return
+    if args.warp64_only:
+        warp64_workload()
+        print("sanitize workload done")
+        return
     for dtype in dtypes:
         for n in sizes:
             A = random_spd((3,), n, dtype)
@@ -95,6 +101,7 @@ def main():
     warp_mma_workload()
     wide_posv_workload()
     warp_posv_workload()
+    warp64_workload()
     ragged_workload(dtypes, args.quick)
     listed_workload(args.quick)
     print("sanitize workload done")
@@ -138,6 +145,22 @@ def warp_posv_workload():
     groups partly empty, and at small orders."""
     fused_posv_cases(((torch.float64, (3, 8, 12, 16, 20, 22, 24, 25, 28, 30, 31, 32)),
                       (torch.float32, (3, 8, 12, 16, 24, 27, 32))), 5, 3)
+
+
+def warp64_workload():
+    """The one-warp kernels past n = 32 at each of their widths (40, 48, 64; float64 to
+    48) and with the widest forced, potrf and the float32 fused posv (five columns with
+    the switch), batches that leave the last block partly empty, a failing minor."""
+    import os
+
+    os.environ["BATCHCHOL_POSV_FUSED_MAX_K"] = "4096"
+    for full in (None, "1"):
+        if full:
+            os.environ["BATCHCHOL_WARP64_FULL"] = full
+        fused_posv_cases(((torch.float64, (33, 40, 41, 48)),
+                          (torch.float32, (36, 40, 41, 48, 49, 64))), 5, 5)
+    os.environ.pop("BATCHCHOL_WARP64_FULL")
+    os.environ.pop("BATCHCHOL_POSV_FUSED_MAX_K")
 
 
 def one_column_stage_workload():
