@@ -365,8 +365,8 @@ def test_warp_variants_posv(monkeypatch, lanes, max_k, dtype):
     # always potrf + potrs).
     monkeypatch.setenv("BATCHCHOL_WARP_P32", lanes)
     monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", max_k)
-    # unrolled (<= 32; padded orders 20, 28 and 32), run-time loop (float32 > 32), the
-    # wide kernel (float64 > 32)
+    # unrolled (<= 32; padded orders 20, 28 and 32), run-time loop (float32 > 32; float64
+    # potrf to 48), the wide kernel's fused posv (float64 > 32)
     for n in (20, 26, 29, 32, 33, 47, 64):
         for k in (1, 5, 17):
             A = make_spd((4,), n, dtype, "cuda", cond=100.0)
@@ -428,8 +428,8 @@ def _fused_posv_batch(dtype, n, upper):
                          + [(torch.float32, n) for n in (40, 64)])
 @pytest.mark.parametrize("upper", [False, True])
 def test_wide_fused_posv(monkeypatch, dtype, n, upper):
-    # Where potrf runs the two-warp wide kernel (float64 33..48 by the size dispatch,
-    # forced here up to 64, float32 when forced), posv fuses its solve into it (switch at
+    # Where potrf runs the two-warp wide kernel (forced here: float64 up to 64, float32),
+    # posv fuses its solve into it (switch at
     # 4096): against
     # potrf + potrs (switch at 0) and torch. Failing minors in the first warp's rows, at
     # the warps' boundary and at the last row give their info and a NaN X; the factor
@@ -494,9 +494,10 @@ def test_posv_fused_on_wide_past_32(monkeypatch, n, upper):
 def test_warp64_widths(monkeypatch, dtype, n, upper):
     # The float32 warp64 kernel for order n holds rows of the order rounded up to 40, 48
     # or 64 (float64: 48 throughout): the widths only cut scratch entries past n, so the
-    # widest kernel (BATCHCHOL_WARP64_FULL) gives the same bits. 11 matrices leave a
-    # block of two-warp blocks partly empty; one has a failing minor in the second row of
-    # a lane, one a NaN, and the other triangle holds NaN (never read).
+    # widest kernel (BATCHCHOL_WARP64_FULL) gives the same bits. 11 matrices leave the
+    # last block partly empty where blocks hold several warps (float32 33..41); one
+    # matrix has a failing minor at n - 1 (a lane's second row past n = 33), one a NaN,
+    # and the other triangle holds NaN (never read).
     for switch in ("BATCHCHOL_POTRF_KERNEL", "BATCHCHOL_WARP64_FULL"):
         monkeypatch.delenv(switch, raising=False)
     A = make_spd((11,), n, dtype, "cuda", cond=100.0)

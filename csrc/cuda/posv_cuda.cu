@@ -116,8 +116,9 @@ namespace {
 
 // A fused kernel for (T, n, k) where one serves: the wide one where posv_fuses_wide says
 // (potrf_launch.h: where potrf runs the two-warp wide kernel, forced float32 included,
-// with float64's column limit; and float64 49..64, where potrf runs tile2), the tile one
-// where posv_tile_warps gives warps (posv_tile_max_k's columns), else the warp family's.
+// with float64's column limit; and float64 33..64, where potrf runs warp64 or tile2),
+// the tile one where posv_tile_warps gives warps (posv_tile_max_k's columns), else the
+// warp family's.
 // L may be null (posv_solve: the factor stays on chip). Returns false, launching nothing,
 // otherwise.
 template <typename T>

@@ -74,7 +74,7 @@ const char* potrf_kernel_name(PotrfKernel k) {
 template <typename T>
 bool potrf_kernel_applies(PotrfKernel k, int n) {
   switch (k) {
-    case PotrfKernel::kWarp: return n <= warp_chol_max_n<T>();  // float32 33..64 included
+    case PotrfKernel::kWarp: return n <= warp_chol_max_n<T>();  // past 32: warp64
     case PotrfKernel::kRegisters: return n <= 32;
     case PotrfKernel::kWide: return n >= kWideMinN && n <= wide_max_n<T>();
     case PotrfKernel::kTile2:
@@ -127,7 +127,10 @@ PotrfKernel choose_potrf_kernel(int n) {
   // wide: float64 33..64 (n = 64 0.49-0.52 vs blocked 0.96-0.98 ms) and float32
   // 65..128 (n = 128 1.52 vs 3.01 ms with per-warp update widths, ...-wide-perwarp-*;
   // float32 97..128 on tile4 since the forty-first round, float64 53..64 since the
-  // forty-second, 49..64 on tile2 since the forty-third: wide_fixed_max_n).
+  // forty-second, 49..64 on tile2 since the forty-third: wide_fixed_max_n). Float64
+  // 33..48 on warp64 since the forty-fifth (H200, the issue's 256 MB batches, wide /
+  // warp64 ms: 33 0.735 / 0.611, 40 0.517 / 0.414, 48 0.422 / 0.343;
+  // results/h200-2026-11-28-round45-warp64-f64-ab.txt).
   if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
   // Past wide_fixed_max_n, wide only where the tiles do not fit.
@@ -232,7 +235,7 @@ static_assert(wide_dispatch_max_n<double>() >= 64,
 template <typename T>
 int posv_tile_warps(int n) {
   if constexpr (tile_posv_max_n<T>() > 0) {
-    // (posv_fuses_wide holds only where potrf runs wide or tile2, so never here.)
+    // (posv_fuses_wide holds only where potrf runs wide, warp or tile2, so never here.)
     if (n <= 32 || n > tile_posv_max_n<T>()) return 0;
     const PotrfKernel choice = choose_potrf_kernel<T>(n);
     if (choice == PotrfKernel::kTile4) return 4;

@@ -54,7 +54,7 @@ struct Warp64Chunk {
 // (row q + 32) ever become L, so these steps update the first 32 - K0 and W - K0
 // entries: a fixed body per range of eight steps instead of one for all (4,000 ->
 // 2,850 multiply-adds per lane at n = 64), still ~1 KB of code each. kTop: the pivots are
-// rows 0..31 (a0, both rows updated); otherwise rows 32..63 (a1 alone).
+// rows 0..31 (a0, both rows updated); otherwise rows 32..W - 1 (a1 alone).
 template <typename T, int W, int K0, bool kTop, typename Acc>
 __device__ __forceinline__ void warp64_steps(T (&a0)[32], T (&a1)[W], T* mat, Acc at, int n,
                                              int q, T* colbuf, int k0, int k1, int& info) {
@@ -127,7 +127,7 @@ __device__ __forceinline__ int warp64_potrf(T (&a0)[32], T (&a1)[W], T* mat, Acc
 }
 
 // Solves L L^H x = b for one right-hand-side column held as b0 (row q) and b1 (row
-// q + 32), with L in the staged matrix (W's entries through `at`).
+// q + 32), with L in the staged matrix (the working matrix's entries through `at`).
 template <typename T, typename Acc>
 __device__ __forceinline__ void warp64_potrs(const T* mat, Acc at, int n, int q, T& b0, T& b1) {
   T* m = const_cast<T*>(mat);

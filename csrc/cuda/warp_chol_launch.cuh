@@ -4,8 +4,8 @@
 // within ~100 registers, posv takes more registers for more systems per warp at some orders):
 //   float32: NP <= 4: P = 1, <= 8: 2, <= 16: 4, <= 32: 8 (16 at NP = 32 for potrf)
 //   float64: NP <= 4: P = 1, <= 8: 2, <= 16: 8, <= 32: 16 (posv: 8 up to 24)
-// and, for float32 33 <= n <= 64, one warp per matrix with a run-time column loop
-// (warp64_chol.cuh).
+// and, past 32 (float32 to 64, float64 to 48), one warp per matrix with a run-time
+// column loop (warp64_chol.cuh).
 // Ragged batches (n <= 32) run the same orders with potrf's lanes (ragged_warp_lanes),
 // grouped by order class on the device (launch_potrf_warp_groups_impl below).
 // Included by one instantiation unit per op and dtype (warp_potrf_f32.cu, ...).
@@ -104,15 +104,6 @@ bool stage_vectorizable(const void* a, const void* b, int n) {
   return (int64_t(n) * n * sizeof(T)) % 16 == 0 && aligned(a) && (b == nullptr || aligned(b));
 }
 
-// One warp per matrix for 32 < n <= warp64_width (warp64_chol.cuh): the stage layout and launch
-// shape (threads, shared memory) of either kernel.
-// packed: the packed stage (stage_copy.cuh) at n = 64 with 16-byte copies, half the
-// shared memory of the square one, which held the float32 kernels there at 12 one-warp
-// blocks per SM against 16 by their 128 registers. H100, 2026-11-24
-// (results/h100-2026-11-24-warp64-packed-ab.txt): potrf 10,000 matrices 0.237 -> 0.213
-// ms, posv_solve 100,000 systems 2.457 -> 2.071 ms. Not below 64 (the square stage is
-// under the limit there, and the packed copies place most elements one by one: n = 48
-// 0.459 -> 0.581 ms, 34 0.645 -> 0.860).
 // Calls f(Int<W>{}) with the width of the warp64 kernel for order n (32 < n <=
 // warp64_max_width): in float32 the order rounded up to 40, 48 or 64, so that the fixed
 // update widths of the steps (warp64_steps) and the rows' registers follow n; float64
@@ -128,6 +119,10 @@ bool stage_vectorizable(const void* a, const void* b, int n) {
 // order.
 template <typename T, typename F>
 void with_warp64_width(int n, F&& f) {
+  static_assert(warp_chol_max_n<T>() <= warp64_max_width<T>(),
+                "an order of the warp family past its widest warp64 kernel");
+  TORCH_CHECK(n > 32 && n <= warp64_max_width<T>(), "batchchol: n = ", std::to_string(n),
+              " is outside the warp64 kernels' range");
   if constexpr (warp64_max_width<T>() == 64) {
     const bool full = std::getenv("BATCHCHOL_WARP64_FULL") != nullptr;
     if (n <= 40 && !full) return f(Int<40>{});
@@ -136,6 +131,15 @@ void with_warp64_width(int n, F&& f) {
   f(Int<48>{});
 }
 
+// One warp per matrix for 32 < n <= warp64_max_width (warp64_chol.cuh): the stage
+// layout and launch shape (threads, shared memory) of either kernel.
+// packed: the packed stage (stage_copy.cuh) at n = 64 with 16-byte copies, half the
+// shared memory of the square one, which held the float32 kernels there at 12 one-warp
+// blocks per SM against 16 by their 128 registers. H100, 2026-11-24
+// (results/h100-2026-11-24-warp64-packed-ab.txt): potrf 10,000 matrices 0.237 -> 0.213
+// ms, posv_solve 100,000 systems 2.457 -> 2.071 ms. Not below 64 (the square stage is
+// under the limit there, and the packed copies place most elements one by one: n = 48
+// 0.459 -> 0.581 ms, 34 0.645 -> 0.860).
 template <typename T>
 struct Warp64Launch {
   StageLayout lay;
