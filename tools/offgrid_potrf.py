@@ -7,8 +7,11 @@ crossovers, n > 512, small batches.
     python3 tools/offgrid_potrf.py float64:1024:100 float32:100:1000
 
     FAMILIES=blocked,left,shared python3 tools/offgrid_potrf.py float64:256:1
+    python3 tools/offgrid_potrf.py float64:33-48/4 float32:4,6,8-64/8   # bench_fixed's batches
 
-Each case is dtype:n:batch. Prints ms, the speedup over the faster backend, the host
+Each case is dtype:n:batch, or dtype:orders with orders a comma list of orders and
+ranges a-b/step (step 1 if left out), each at bench_fixed's potrf batch (256 MB of inputs
+below n = 64, 10,000 from 64, 2,000 from 512). Prints ms, the speedup over the faster backend, the host
 time per call (issued back to back, no sync: when it is near the GPU time, the call is
 bound by its launches) and the largest relative backward error max ||A - L L^T|| / ||A||
 over the batch in units of n * eps (the tests' bound is a small multiple of one). With
@@ -24,6 +27,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
 import common  # noqa: E402
+from bench_fixed import default_batch  # noqa: E402
 import torch_batchchol  # noqa: F401,E402
 
 DEFAULT = [
@@ -34,6 +38,24 @@ DEFAULT = [
                  (768, 500), (1024, 200), (2048, 20), (64, 100), (128, 100), (256, 100), (512, 10),
                  (32, 1), (256, 1))
 ]
+
+
+def expand_spec(spec):
+    """(dtype name, n, batch) cases of one command-line spec (see the module docstring)."""
+    parts = spec.split(":")
+    if len(parts) == 3:
+        return [(parts[0], int(parts[1]), int(parts[2]))]
+    if len(parts) != 2:
+        raise SystemExit(f"bad case {spec!r}: dtype:n:batch or dtype:orders")
+    dname, orders = parts
+    dtype = getattr(torch, dname)
+    cases = []
+    for item in orders.split(","):
+        rng, _, step = item.partition("/")
+        lo, _, hi = rng.partition("-")
+        for n in range(int(lo), int(hi or lo) + 1, int(step or 1)):
+            cases.append((dname, n, default_batch("potrf", n, dtype)))
+    return cases
 
 
 def backward_error(A, L):
@@ -60,9 +82,9 @@ def main(argv):
     families = [f for f in os.environ.get("FAMILIES", "").split(",") if f]
     print(f"{'case':>22} {'ours ms':>9} {'torch ms':>9} {'backend':>8} {'speedup':>8} {'host us':>8} "
           f"{'err/(n eps)':>12}" + "".join(f" {f:>10}" for f in families))
-    for spec in argv or DEFAULT:
-        dname, n, batch = spec.split(":")
-        n, batch, dtype = int(n), int(batch), getattr(torch, dname)
+    for dname, n, batch in (case for spec in argv or DEFAULT for case in expand_spec(spec)):
+        dtype = getattr(torch, dname)
+        spec = f"{dname}:{n}:{batch}"
         A = common.spd_batch(batch, n, dtype)
         ours = common.time_ms(lambda _: torch.ops.batchchol.potrf(A, False), 1, dev)
         host = host_us(lambda: torch.ops.batchchol.potrf(A, False))
