@@ -429,12 +429,11 @@ def _fused_posv_batch(dtype, n, upper):
 @pytest.mark.parametrize("upper", [False, True])
 def test_wide_fused_posv(monkeypatch, dtype, n, upper):
     # Where potrf runs the two-warp wide kernel (forced here: float64 up to 64, float32),
-    # posv fuses its solve into it (switch at
-    # 4096): against
-    # potrf + potrs (switch at 0) and torch. Failing minors in the first warp's rows, at
-    # the warps' boundary and at the last row give their info and a NaN X; the factor
-    # that posv returns is potrf's bit for bit (same steps, same copy-out); X is the
-    # same with and without L. The other triangle holds NaN (never read).
+    # posv fuses its solve into it (switch at 4096): against potrf + potrs (switch at 0)
+    # and torch. Failing minors in the first warp's rows, at the warps' boundary and at
+    # the last row give their info and a NaN X; the factor that posv returns is potrf's
+    # bit for bit (same steps, same copy-out); X is the same with and without L. The
+    # other triangle holds NaN (never read).
     monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", "wide")
     A, A_in, fails, good, expect, L_ref = _fused_posv_batch(dtype, n, upper)
     for k in (1, 2, 5):

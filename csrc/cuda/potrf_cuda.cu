@@ -39,7 +39,8 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
 
 // Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh and,
 // past 32, warp64_chol.cuh; real dtypes up to 64 in float32, 48 in float64) and
-// registers for small n; wide (float32 65..96, float64 only where forced; wide_chol.cuh); tile2, tile4, tile and tile16 (2, 4, 8 and 16 warps a block, real
+// registers for small n; wide (float32 65..96, float64 only where forced;
+// wide_chol.cuh); tile2, tile4, tile and tile16 (2, 4, 8 and 16 warps a block, real
 // dtypes up to 192 / 320, tile_chol.cuh; by default float64 49..64, 65..96, 97..160
 // (129..160 on the packed stage, tile_packed.cuh) and none, float32 none, 97..160,
 // 161..224 (193..224 packed) and 225..320);
