@@ -125,6 +125,19 @@ def assert_backward_error(A, L, upper, c=10.0, what="potrf"):
     assert float(err.max()) <= bound, f"{what}: backward error {float(err.max()):.3e} > {bound:.3e}"
 
 
+def assert_factor_ok(A, L, info, upper):
+    """L is the factor of every matrix of the batch: info zero, backward error, torch's
+    factor within the condition number's tolerance, and the other triangle zero."""
+    assert bool((info == 0).all()), info
+    n = A.shape[-1]
+    assert_backward_error(A, L, upper)
+    ref = torch.linalg.cholesky(to_ref(A), upper=upper)
+    assert_close_rel(L, ref, tol(A.dtype, n, cond2(A)), "L vs torch")
+    keep = torch.ones(n, n, dtype=torch.bool, device=L.device)
+    keep = keep.triu() if upper else keep.tril()
+    assert bool((L.masked_select(~keep.expand_as(L)) == 0).all()), "other triangle not zero"
+
+
 def assert_solve_residual(A, X, B, c=10.0, left=True, what="solve"):
     """Normwise backward error ||A X - B|| / (||A|| ||X|| + ||B||) <= c * n * eps."""
     if X.numel() == 0:

@@ -139,11 +139,37 @@ __device__ __forceinline__ bool stage_vec_needed(int i, int j, bool upper) {
   return upper ? j + V - 1 >= i : j <= i;
 }
 
-// Copies `total` elements (whole matrices) from global memory into the square layout.
-// With `vec`, g is 16-byte aligned and total is a multiple of 16 / sizeof(T): 16-byte
-// loads, U in flight per thread before the first shared-memory store. U = 4 keeps the
-// many-warp kernels of small n at 32 registers; the one-warp blocks of warp64 stage a
-// 16 KB matrix per warp and take 16 (two round trips to memory instead of eight).
+// A chunk's elements [0, total) at g, split at g's 16-byte boundaries: `head` elements
+// before the first boundary, then `nvec` whole 16-byte vectors, then the tail (fewer
+// than V elements); the head and the tail (the "edges") move element by element. At
+// odd orders n^2 is odd (1 mod V), so a chunk starting at matrix `first` is V-aligned
+// only when `first` is: the other chunks had copied every element alone. H200, the
+// issue's 256 MB batches, element / split copies, same bits, one build
+// (results/h200-2026-11-28-round46-odd-staging-ab.txt): potrf float32 n = 5 0.219 ->
+// 0.176 ms, 25 0.426 -> 0.263, 33 0.668 -> 0.530, 63 0.463 -> 0.336; float64 7 0.216
+// -> 0.188, 31 0.318 -> 0.260, 45 0.469 -> 0.384; posv_solve (100,000 systems) float32
+// 31 0.418 -> 0.290, float64 31 0.625 -> 0.539.
+template <typename T>
+struct AlignedSplit {
+  static constexpr int V = 16 / sizeof(T);
+  int head, nvec, edges;
+  __device__ __forceinline__ AlignedSplit(const T* g, int total) {
+    const uint32_t to_boundary = (16u - uint32_t(reinterpret_cast<uintptr_t>(g) & 15u)) & 15u;
+    head = min(int(to_boundary / sizeof(T)), total);
+    nvec = (total - head) / V;
+    edges = total - nvec * V;
+  }
+  // The chunk index of edge x (0 <= x < edges).
+  __device__ __forceinline__ int edge(int x) const { return x < head ? x : x + nvec * V; }
+};
+
+// Copies `total` elements (whole matrices) from global memory into the square layout
+// with 16-byte loads, U in flight per thread before the first shared-memory store. U = 4
+// keeps the many-warp kernels of small n at 32 registers; the one-warp blocks of warp64
+// stage a 16 KB matrix per warp and take 16 (two round trips to memory instead of
+// eight). With `vec` (g 16-byte aligned, total a multiple of V) and N % V == 0 a vector
+// never crosses a row and goes to the stage whole; otherwise the chunk is split
+// (AlignedSplit) and each vector's elements are placed one by one.
 // N: see stage_locate.
 //
 // kTri: when a 16-byte vector never crosses a row (N % V == 0), the vectors wholly
@@ -158,9 +184,9 @@ __device__ __forceinline__ bool stage_vec_needed(int i, int j, bool upper) {
 template <typename T, int U = 4, int N = 0, bool kTri = false>
 __device__ __forceinline__ void stage_in(T* __restrict__ s, const T* __restrict__ g, int total,
                                          const StageLayout& lay, bool vec, bool upper) {
-  if (vec) {
-    constexpr int V = 16 / sizeof(T);
-    constexpr bool kRows = N > 0 && N % V == 0;
+  constexpr int V = 16 / sizeof(T);
+  constexpr bool kRows = N > 0 && N % V == 0;
+  if (kRows && vec) {
     const int nvec = total / V;
     const uint4* gv = reinterpret_cast<const uint4*>(g);
     for (int v0 = threadIdx.x; v0 < nvec; v0 += U * blockDim.x) {
@@ -169,7 +195,7 @@ __device__ __forceinline__ void stage_in(T* __restrict__ s, const T* __restrict_
       for (int u = 0; u < U; ++u) {
         const int v = v0 + u * blockDim.x;
         bool load = v < nvec;
-        if constexpr (kTri && kRows) {
+        if constexpr (kTri) {
           int m, i, j;
           stage_locate<N>(lay, uint32_t(v * V), m, i, j);
           load = load && stage_vec_needed<V>(i, j, upper);
@@ -180,40 +206,48 @@ __device__ __forceinline__ void stage_in(T* __restrict__ s, const T* __restrict_
       for (int u = 0; u < U; ++u) {
         const int v = v0 + u * blockDim.x;
         if (v < nvec) {
-          T vals[V];
-          memcpy(vals, &buf[u], sizeof(vals));
           int m, i, j;
           stage_locate<N>(lay, uint32_t(v * V), m, i, j);
-          if constexpr (kRows) {
-            if (kTri && !stage_vec_needed<V>(i, j, upper)) continue;
-            T* dst = s + m * lay.ms + i * lay.pitch + j;
+          if (kTri && !stage_vec_needed<V>(i, j, upper)) continue;
+          T vals[V];
+          memcpy(vals, &buf[u], sizeof(vals));
+          T* dst = s + m * lay.ms + i * lay.pitch + j;
 #pragma unroll
-            for (int w = 0; w < V; ++w) dst[w] = vals[w];
-          } else {
-#pragma unroll
-            for (int w = 0; w < V; ++w) {
-              s[m * lay.ms + i * lay.pitch + j] = vals[w];
-              stage_advance<N>(lay, m, i, j);
-            }
-          }
+          for (int w = 0; w < V; ++w) dst[w] = vals[w];
         }
       }
     }
-  } else {
-    for (int e0 = threadIdx.x; e0 < total; e0 += U * blockDim.x) {
-      T buf[U];
+    return;
+  }
+  // Any order and alignment: 16-byte loads of the chunk's aligned middle, each vector's
+  // elements placed one by one (a vector may cross rows and matrices).
+  const AlignedSplit<T> sp(g, total);
+  for (int x = threadIdx.x; x < sp.edges; x += blockDim.x) {
+    const int e = sp.edge(x);
+    int m, i, j;
+    stage_locate<N>(lay, uint32_t(e), m, i, j);
+    s[m * lay.ms + i * lay.pitch + j] = g[e];
+  }
+  const uint4* gv = reinterpret_cast<const uint4*>(g + sp.head);
+  for (int v0 = threadIdx.x; v0 < sp.nvec; v0 += U * blockDim.x) {
+    uint4 buf[U];
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int e = e0 + u * blockDim.x;
-        if (e < total) buf[u] = g[e];
-      }
+    for (int u = 0; u < U; ++u) {
+      const int v = v0 + u * blockDim.x;
+      if (v < sp.nvec) buf[u] = __ldg(gv + v);
+    }
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int e = e0 + u * blockDim.x;
-        if (e < total) {
-          int m, i, j;
-          stage_locate<N>(lay, uint32_t(e), m, i, j);
-          s[m * lay.ms + i * lay.pitch + j] = buf[u];
+    for (int u = 0; u < U; ++u) {
+      const int v = v0 + u * blockDim.x;
+      if (v < sp.nvec) {
+        T vals[V];
+        memcpy(vals, &buf[u], sizeof(vals));
+        int m, i, j;
+        stage_locate<N>(lay, uint32_t(sp.head + v * V), m, i, j);
+#pragma unroll
+        for (int w = 0; w < V; ++w) {
+          s[m * lay.ms + i * lay.pitch + j] = vals[w];
+          stage_advance<N>(lay, m, i, j);
         }
       }
     }
@@ -230,45 +264,57 @@ struct StagedAsIs {
 
 // Copies the staged factors out, zeroing the triangle that is not the factor's; each kept
 // entry (i, j) of the output goes through out(i, j, v) (a family whose stage holds
-// unscaled entries forms the factor here: wide_copy_out.cuh).
+// unscaled entries forms the factor here: wide_copy_out.cuh). 16-byte stores as
+// stage_in's loads: whole rows' vectors or the split.
 template <typename T, int N = 0, typename Out = StagedAsIs>
 __device__ __forceinline__ void stage_out(T* __restrict__ g, const T* __restrict__ s, int total,
                                           const StageLayout& lay, bool vec, bool upper,
                                           Out out = {}) {
-  if (vec) {
-    constexpr int V = 16 / sizeof(T);
+  constexpr int V = 16 / sizeof(T);
+  if (N > 0 && N % V == 0 && vec) {
     const int nvec = total / V;
     uint4* gv = reinterpret_cast<uint4*>(g);
     for (int v = threadIdx.x; v < nvec; v += blockDim.x) {
-      T vals[V];
       int m, i, j;
       stage_locate<N>(lay, uint32_t(v * V), m, i, j);
-      if constexpr (N > 0 && N % V == 0) {
-        const T* src = s + m * lay.ms + i * lay.pitch + j;
+      const T* src = s + m * lay.ms + i * lay.pitch + j;
+      T vals[V];
 #pragma unroll
-        for (int w = 0; w < V; ++w) {
-          const bool keep = upper ? j + w >= i : j + w <= i;
-          vals[w] = keep ? out(i, j + w, src[w]) : T(0);
-        }
-      } else {
-#pragma unroll
-        for (int w = 0; w < V; ++w) {
-          const bool keep = upper ? j >= i : j <= i;
-          vals[w] = keep ? out(i, j, s[m * lay.ms + i * lay.pitch + j]) : T(0);
-          stage_advance<N>(lay, m, i, j);
-        }
+      for (int w = 0; w < V; ++w) {
+        const bool keep = upper ? j + w >= i : j + w <= i;
+        vals[w] = keep ? out(i, j + w, src[w]) : T(0);
       }
       uint4 packed;
       memcpy(&packed, vals, sizeof(packed));
       gv[v] = packed;
     }
-  } else {
-    for (int e = threadIdx.x; e < total; e += blockDim.x) {
-      int m, i, j;
-      stage_locate<N>(lay, uint32_t(e), m, i, j);
-      const bool keep = upper ? j >= i : j <= i;
-      g[e] = keep ? out(i, j, s[m * lay.ms + i * lay.pitch + j]) : T(0);
+    return;
+  }
+  const auto entry = [&](int m, int i, int j) {
+    const bool keep = upper ? j >= i : j <= i;
+    return keep ? out(i, j, s[m * lay.ms + i * lay.pitch + j]) : T(0);
+  };
+  // Any order and alignment, as in stage_in: 16-byte stores of the aligned middle.
+  const AlignedSplit<T> sp(g, total);
+  for (int x = threadIdx.x; x < sp.edges; x += blockDim.x) {
+    const int e = sp.edge(x);
+    int m, i, j;
+    stage_locate<N>(lay, uint32_t(e), m, i, j);
+    g[e] = entry(m, i, j);
+  }
+  uint4* gv = reinterpret_cast<uint4*>(g + sp.head);
+  for (int v = threadIdx.x; v < sp.nvec; v += blockDim.x) {
+    int m, i, j;
+    stage_locate<N>(lay, uint32_t(sp.head + v * V), m, i, j);
+    T vals[V];
+#pragma unroll
+    for (int w = 0; w < V; ++w) {
+      vals[w] = entry(m, i, j);
+      stage_advance<N>(lay, m, i, j);
     }
+    uint4 packed;
+    memcpy(&packed, vals, sizeof(packed));
+    gv[v] = packed;
   }
 }
 
