@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from conftest import (
-    assert_backward_error,
     assert_close_rel,
+    assert_factor_ok,
     break_minor,
     cond2,
     cuda_kernel_names,
@@ -37,17 +37,6 @@ SMALL = list(range(1, 34))
 LARGE = [33, 63, 64, 65, 96, 127, 128, 129, 160, 255, 256, 257, 300, 511, 512]
 
 
-def _factor_ok(A, L, info, upper):
-    assert bool((info == 0).all()), info
-    n = A.shape[-1]
-    assert_backward_error(A, L, upper)
-    ref = torch.linalg.cholesky(to_ref(A), upper=upper)
-    assert_close_rel(L, ref, tol(A.dtype, n, cond2(A)), "L vs torch")
-    keep = torch.ones(n, n, dtype=torch.bool, device=L.device)
-    keep = keep.triu() if upper else keep.tril()
-    assert bool((L.masked_select(~keep.expand_as(L)) == 0).all()), "other triangle not zero"
-
-
 @pytest.fixture
 def family(request, monkeypatch):
     monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", request.param)
@@ -64,7 +53,7 @@ def test_family_small_orders(family, dtype, upper):
         L, info = ops.potrf(fill_other_triangle(A, upper), upper)
         assert info.tolist() == [0, 0, 0, (n + 1) // 2, 0], (n, info.tolist())
         good = [0, 1, 2, 4]
-        _factor_ok(A[good], L[good], info[good], upper)
+        assert_factor_ok(A[good], L[good], info[good], upper)
 
 
 @pytest.mark.parametrize("family", FAMILIES, indirect=True)
@@ -76,7 +65,7 @@ def test_family_large_orders(family, dtype, upper):
         A[1, n - 1, n - 1] = float("nan")
         L, info = ops.potrf(fill_other_triangle(A, upper), upper)
         assert info.tolist() == [0, n, 0], (n, info.tolist())
-        _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
+        assert_factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
 
 
 @pytest.mark.parametrize("family", FAMILIES, indirect=True)
@@ -91,7 +80,7 @@ def test_family_failing_minor(family, dtype, upper):
         A[1, m - 1, m - 1] = -1.0
         L, info = ops.potrf(fill_other_triangle(A, upper), upper)
         assert info.tolist() == [0, m, 0], (n, m, info.tolist())
-        _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
+        assert_factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
 
 
 # Power-of-two scalings near the ends of the exponent range (A 2^(2e) factors to
@@ -172,7 +161,7 @@ def test_blocked_update_groups(monkeypatch, left, group, dtype, upper):
         A[1, m - 1, m - 1] = -1.0
         L, info = ops.potrf(fill_other_triangle(A, upper), upper)
         assert info.tolist() == [0, m, 0], (n, m, info.tolist())
-        _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
+        assert_factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
 
 
 @pytest.mark.parametrize("kernel", ["panel", "diag"])
@@ -210,7 +199,7 @@ def test_blocked_left_mma(monkeypatch, kernel, group, upper):
                 "true>" if mma == "1" else "false>") for k in ran), ran
         (L, info), (L0, info0) = out["1"], out["0"]
         assert info.tolist() == [0, m, 0] and torch.equal(info, info0), (n, m, info.tolist())
-        _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
+        assert_factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
         bound = tol(torch.float64, n, cond2(A[[0, 2]]))
         assert_close_rel(L[[0, 2]], L0[[0, 2]], bound, "MMA vs FMA")
 
@@ -268,7 +257,7 @@ def test_tile_packed_stage(monkeypatch, dtype, mma, upper):
             L2, info2 = out[family]
             assert torch.equal(info2, info), (n, family)
             assert torch.equal(L2.nan_to_num(7.0), L.nan_to_num(7.0)), (n, family)
-        _factor_ok(A[[0, 3]], L[[0, 3]], info[[0, 3]], upper)
+        assert_factor_ok(A[[0, 3]], L[[0, 3]], info[[0, 3]], upper)
 
 
 @pytest.mark.parametrize("family", ["tile2", "tile4", "tile", "tile16"])
@@ -304,7 +293,7 @@ def test_tile_update_mma(monkeypatch, family, upper):
             assert ran and set(ran) == {"true" if mma == "1" else "false"}, (n, names)
         (L, info), (L0, info0) = out["1"], out["0"]
         assert info.tolist() == [0, m, 0] and torch.equal(info, info0), (n, m, info.tolist())
-        _factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
+        assert_factor_ok(A[[0, 2]], L[[0, 2]], info[[0, 2]], upper)
         bound = tol(torch.float64, n, cond2(A[[0, 2]]))
         assert_close_rel(L[[0, 2]], L0[[0, 2]], bound, "MMA vs FMA")
 
@@ -333,7 +322,7 @@ def test_family_writes_every_entry(family, dtype, upper):
     for n in (33, 50, 64, 65, 96, 100, 128, 130, 160):
         A = make_spd((5,), n, dtype, "cuda", cond=100.0)
         L, info = _potrf_in_reused_memory(fill_other_triangle(A, upper), upper)
-        _factor_ok(A, L, info, upper)
+        assert_factor_ok(A, L, info, upper)
 
 
 @pytest.mark.parametrize("left", ["0", "1"])
@@ -353,7 +342,7 @@ def test_blocked_writes_every_entry(monkeypatch, left, dtype):
         for n in (33, 96, 130, 257) if group else (385,):
             A = make_spd((5,), n, dtype, "cuda", cond=100.0)
             L, info = _potrf_in_reused_memory(fill_other_triangle(A, False), False)
-            _factor_ok(A, L, info, False)
+            assert_factor_ok(A, L, info, False)
 
 
 @pytest.mark.parametrize("lanes", ["8", "16"])
@@ -386,8 +375,8 @@ def test_warp_variants_posv(monkeypatch, lanes, max_k, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("upper", [False, True])
 def test_fused_posv_past_32_failures_are_per_system(monkeypatch, n, dtype, upper):
-    # Past n = 32 (with the switch at 8: the fused warp64 posv for float32 36..64, the fused
-    # wide one for float64, potrf + potrs for float32 33..35): a failing minor or a NaN
+    # Past n = 32 (with the switch at 8: the fused warp64 posv for float32, the fused
+    # wide one for float64): a failing minor or a NaN
     # flags its own system only; every other system is solved, with the factor written
     # (posv) or not (posv_solve).
     monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "8")
@@ -485,40 +474,6 @@ def test_posv_fused_on_wide_past_32(monkeypatch, n, upper):
     L_wide, _ = ops.potrf(A_in, upper)
     _assert_one_kernel(lambda: ops.posv(A_in, B, upper), "posv_wide_kernel")
     assert torch.equal(ops.posv(A_in, B, upper)[1], L_wide)
-
-
-@pytest.mark.parametrize("dtype,n", [(torch.float64, n) for n in (33, 36, 40, 41, 47, 48)]
-                         + [(torch.float32, n) for n in (33, 40, 41, 48, 49, 64)])
-@pytest.mark.parametrize("upper", [False, True])
-def test_warp64_widths(monkeypatch, dtype, n, upper):
-    # The float32 warp64 kernel for order n holds rows of the order rounded up to 40, 48
-    # or 64 (float64: 48 throughout): the widths only cut scratch entries past n, so the
-    # widest kernel (BATCHCHOL_WARP64_FULL) gives the same bits. 11 matrices leave the
-    # last block partly empty where blocks hold several warps (float32 33..41); one
-    # matrix has a failing minor at n - 1 (a lane's second row past n = 33), one a NaN,
-    # and the other triangle holds NaN (never read).
-    for switch in ("BATCHCHOL_POTRF_KERNEL", "BATCHCHOL_WARP64_FULL"):
-        monkeypatch.delenv(switch, raising=False)
-    A = make_spd((11,), n, dtype, "cuda", cond=100.0)
-    A[4] = break_minor(A[4], n - 1).to(dtype)
-    A[9, n - 1, n - 1] = float("nan")
-    A_in = fill_other_triangle(A, upper, float("nan"))
-    width = 48 if dtype == torch.float64 else 40 if n <= 40 else 48 if n <= 48 else 64
-    names = cuda_kernel_names(lambda: ops.potrf(A_in, upper))
-    kernel = f"potrf_warp64_kernel<{'double' if dtype == torch.float64 else 'float'}, {width},"
-    assert any(kernel in k for k in names), names
-    L, info = ops.potrf(A_in, upper)
-    assert info[4] == n - 1 and info[9] == n
-    good = [i for i in range(11) if i not in (4, 9)]
-    _factor_ok(A[good], L[good], info[good], upper)
-    if width == 64 or dtype == torch.float64:
-        return  # the widest kernel already
-    monkeypatch.setenv("BATCHCHOL_WARP64_FULL", "1")
-    assert any("potrf_warp64_kernel<float, 64," in k
-               for k in cuda_kernel_names(lambda: ops.potrf(A_in, upper)))
-    L_full, info_full = ops.potrf(A_in, upper)
-    assert torch.equal(info, info_full)
-    assert torch.equal(L.nan_to_num(7.0), L_full.nan_to_num(7.0))
 
 
 TILE_POSV = ([(torch.float64, n, {}) for n in (65, 96, 97, 128)]
@@ -639,7 +594,8 @@ def test_warp_fused_posv(monkeypatch, dtype, n, upper):
 
 def _misaligned_copy(A):
     # The same values one element into a fresh buffer: contiguous, but not 16-byte
-    # aligned, so the staged kernels take their element copies and the square stage.
+    # aligned, so the staged kernels split their copies (stage_copy.cuh) and take the
+    # square stage.
     flat = torch.empty(A.numel() + 1, dtype=A.dtype, device=A.device)
     out = flat[1:].view(A.shape)
     out.copy_(A)
@@ -667,7 +623,7 @@ def test_packed_and_square_stages_agree(monkeypatch, dtype, n, upper):
     assert torch.equal(info, info2) and info[7] == n // 2 and info[20] == n
     assert torch.equal(L.nan_to_num(7.0), L2.nan_to_num(7.0))
     good = [i for i in range(35) if i not in (7, 20)]
-    _factor_ok(A[good], L[good], info[good], upper)
+    assert_factor_ok(A[good], L[good], info[good], upper)
     if dtype == torch.float32:  # the fused warp64 posv at n = 64
         monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "8")
         B = make_rhs((35, n, 2), dtype, "cuda")

@@ -8,6 +8,7 @@
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --listed-only --quick
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --tile-only
     compute-sanitizer --tool racecheck python tools/sanitize_ops.py --warp64-only
+    compute-sanitizer --tool racecheck python tools/sanitize_ops.py --staging-only
 """
 
 import argparse
@@ -38,6 +39,7 @@ def main():
     ap.add_argument("--listed-only", action="store_true", help="only listed_workload")
     ap.add_argument("--tile-only", action="store_true", help="only tile_workload")
     ap.add_argument("--warp64-only", action="store_true", help="only warp64_workload")
+    ap.add_argument("--staging-only", action="store_true", help="only staging_workload")
     args = ap.parse_args()
     ops = torch.ops.batchchol
     sizes = [1, 3, 4, 8, 16, 17, 32, 33, 48, 64, 65, 100, 128, 200, 300] if not args.quick else [3, 17, 32, 40, 64, 100, 200]
@@ -80,6 +82,10 @@ def main():
         warp64_workload()
         print("sanitize workload done")
         return
+    if args.staging_only:
+        staging_workload()
+        print("sanitize workload done")
+        return
     for dtype in dtypes:
         for n in sizes:
             A = random_spd((3,), n, dtype)
@@ -102,6 +108,7 @@ def main():
     wide_posv_workload()
     warp_posv_workload()
     warp64_workload()
+    staging_workload()
     ragged_workload(dtypes, args.quick)
     listed_workload(args.quick)
     print("sanitize workload done")
@@ -162,6 +169,48 @@ def warp64_workload():
         fused_posv_cases(((torch.float32, (36, 40, 41, 48, 49, 64)),), 5, 5)
     os.environ.pop("BATCHCHOL_WARP64_FULL")
     os.environ.pop("BATCHCHOL_POSV_FUSED_MAX_K")
+
+
+def shifted_cases(dtype_sizes, shifts):
+    """potrf, posv (two columns) and posv_solve (one) of both triangles on inputs `shift`
+    elements past a 16-byte boundary, for each shift and (dtype, sizes); batches that
+    leave several blocks of the small orders' kernels, the last partly empty."""
+    ops = torch.ops.batchchol
+    for dtype, sizes in dtype_sizes:
+        for n in sizes:
+            batch = 301 if n <= 16 else 37
+            A = random_spd((batch,), n, dtype)
+            B = torch.randn(batch, n, 2, dtype=dtype, device="cuda")
+            for shift in shifts(A.element_size()):
+                flat = torch.empty(A.numel() + 16, dtype=dtype, device="cuda")
+                A_s = flat[shift: shift + A.numel()].view(A.shape)
+                A_s.copy_(A)
+                for upper in (False, True):
+                    ops.potrf(A_s, upper)
+                    ops.posv(A_s, B, upper)
+                    ops.posv_solve(A_s, B[..., :1], upper)
+        torch.cuda.synchronize()
+
+
+def staging_workload():
+    """The staging copies split at 16-byte boundaries (stage_copy.cuh): odd and even
+    orders of the warp, warp64 and wide kernels (potrf and their fused posv) with inputs
+    0..V-1 elements past a boundary; and the wide kernels at both widths
+    (with_wide_width; BATCHCHOL_WIDE_FULL)."""
+    import os
+
+    os.environ["BATCHCHOL_POSV_FUSED_MAX_K"] = "4"
+    every_shift = lambda size: range(16 // size)  # noqa: E731
+    shifted_cases(((torch.float32, (3, 6, 7, 13, 31, 37, 47, 63)),
+                   (torch.float64, (3, 7, 13, 31, 33, 45))), every_shift)
+    os.environ["BATCHCHOL_POTRF_KERNEL"] = "wide"
+    for full in (None, "1"):
+        if full:
+            os.environ["BATCHCHOL_WIDE_FULL"] = full
+        shifted_cases(((torch.float32, (33, 48, 65, 71, 80, 97, 112)),
+                       (torch.float64, (33, 41, 48, 63))), lambda size: (0, 1))
+    for switch in ("BATCHCHOL_WIDE_FULL", "BATCHCHOL_POTRF_KERNEL", "BATCHCHOL_POSV_FUSED_MAX_K"):
+        os.environ.pop(switch)
 
 
 def one_column_stage_workload():
