@@ -34,8 +34,7 @@ WIDE = ("potrf_wide_kernel", "posv_wide_kernel")
 CASES = (
     [(torch.float32, n, None, *WARP) for n in (1, 3, 5, 6, 7, 13, 31)]
     + [(torch.float64, n, None, *WARP) for n in (1, 3, 5, 9, 25, 31)]
-    + [(torch.float32, 33, None, WARP64[0], None)]
-    + [(torch.float32, n, None, *WARP64) for n in (37, 47, 55, 63)]
+    + [(torch.float32, n, None, *WARP64) for n in (33, 37, 47, 55, 63)]
     + [(torch.float64, n, None, WARP64[0], WIDE[1]) for n in (33, 37, 47)]
     + [(torch.float32, n, "wide", WIDE[0], None) for n in (65, 71, 95)]
     + [(torch.float64, n, "wide", *WIDE) for n in (49, 63)]

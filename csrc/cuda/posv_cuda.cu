@@ -142,9 +142,11 @@ bool launch_posv_family_if_served(const T* A, const T* B, T* X, T* L, int* info,
     }
   }
   if constexpr (warp_posv_max_n<T>() > 0) {
-    // Float32 33..35 stays with potrf + potrs (the fused warp64 posv is not measured there).
-    if (n <= warp_posv_max_n<T>() && (n <= 32 || n >= 36) &&
-        k <= posv_fused_max_k(n, /*writes_L=*/L != nullptr)) {
+    // Float32 33..35 fuse since the forty-sixth round (they had run potrf + potrs,
+    // unmeasured): H200, posv_solve, one column, 100,000 systems, unfused / fused ms 33
+    // 1.307 / 1.001, 34 1.313 / 1.029, 35 1.352 / 1.073
+    // (results/h200-2026-11-28-round46-wide-width-posv33-ab.txt).
+    if (n <= warp_posv_max_n<T>() && k <= posv_fused_max_k(n, /*writes_L=*/L != nullptr)) {
       return launch_posv_warp(A, B, X, L, info, batch, n, k, upper, stream);
     }
   }
