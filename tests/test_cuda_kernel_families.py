@@ -476,6 +476,40 @@ def test_posv_fused_on_wide_past_32(monkeypatch, n, upper):
     assert torch.equal(ops.posv(A_in, B, upper)[1], L_wide)
 
 
+@pytest.mark.parametrize("dtype,n", [(torch.float64, n) for n in (33, 36, 40, 41, 47, 48)]
+                         + [(torch.float32, n) for n in (33, 40, 41, 48, 49, 64)])
+@pytest.mark.parametrize("upper", [False, True])
+def test_warp64_widths(monkeypatch, dtype, n, upper):
+    # The float32 warp64 kernel for order n holds rows of the order rounded up to 40, 48
+    # or 64 (float64: 48 throughout): the widths only cut scratch entries past n, so the
+    # widest kernel (BATCHCHOL_WARP64_FULL) gives the same bits. 11 matrices leave the
+    # last block partly empty where blocks hold several warps (float32 33..41); one
+    # matrix has a failing minor at n - 1 (a lane's second row past n = 33), one a NaN,
+    # and the other triangle holds NaN (never read).
+    for switch in ("BATCHCHOL_POTRF_KERNEL", "BATCHCHOL_WARP64_FULL"):
+        monkeypatch.delenv(switch, raising=False)
+    A = make_spd((11,), n, dtype, "cuda", cond=100.0)
+    A[4] = break_minor(A[4], n - 1).to(dtype)
+    A[9, n - 1, n - 1] = float("nan")
+    A_in = fill_other_triangle(A, upper, float("nan"))
+    width = 48 if dtype == torch.float64 else 40 if n <= 40 else 48 if n <= 48 else 64
+    names = cuda_kernel_names(lambda: ops.potrf(A_in, upper))
+    kernel = f"potrf_warp64_kernel<{'double' if dtype == torch.float64 else 'float'}, {width},"
+    assert any(kernel in k for k in names), names
+    L, info = ops.potrf(A_in, upper)
+    assert info[4] == n - 1 and info[9] == n
+    good = [i for i in range(11) if i not in (4, 9)]
+    assert_factor_ok(A[good], L[good], info[good], upper)
+    if width == 64 or dtype == torch.float64:
+        return  # the widest kernel already
+    monkeypatch.setenv("BATCHCHOL_WARP64_FULL", "1")
+    assert any("potrf_warp64_kernel<float, 64," in k
+               for k in cuda_kernel_names(lambda: ops.potrf(A_in, upper)))
+    L_full, info_full = ops.potrf(A_in, upper)
+    assert torch.equal(info, info_full)
+    assert torch.equal(L.nan_to_num(7.0), L_full.nan_to_num(7.0))
+
+
 TILE_POSV = ([(torch.float64, n, {}) for n in (65, 96, 97, 128)]
              + [(torch.float64, 100, {"BATCHCHOL_TILE_MMA": "0"})]
              + [(torch.float64, n, {"BATCHCHOL_POTRF_KERNEL": "tile4"}) for n in (40, 64)]

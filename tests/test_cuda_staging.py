@@ -1,10 +1,11 @@
-"""The staged kernel families (warp, warp64 and wide: potrf and their fused posv) copy a
+"""The staged kernel families (warp and warp64: potrf and their fused posv) copy a
 block's chunk of matrices between memory and shared memory with 16-byte vectors from the
 chunk's first 16-byte boundary on, and move the elements before it and after the last
 whole vector one by one (stage_copy.cuh). Odd orders start most chunks off a boundary, and
-so do inputs a few elements past one. Every shift gives the same bits, the factors and
-solutions agree with torch, and the copies leave the other triangle zero and never read
-it (it holds NaN here)."""
+so do inputs a few elements past one. The wide kernels keep their own copies (element by
+element off a boundary, wide_stage.cuh), checked here too. Every shift gives the same
+bits, the factors and solutions agree with torch, and the copies leave the other
+triangle zero and never read it (it holds NaN here)."""
 
 import pytest
 import torch

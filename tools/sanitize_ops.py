@@ -194,9 +194,9 @@ def shifted_cases(dtype_sizes, shifts):
 
 def staging_workload():
     """The staging copies split at 16-byte boundaries (stage_copy.cuh): odd and even
-    orders of the warp, warp64 and wide kernels (potrf and their fused posv) with inputs
-    0..V-1 elements past a boundary; and the wide kernels at both widths
-    (with_wide_width; BATCHCHOL_WIDE_FULL)."""
+    orders of the warp and warp64 kernels (potrf and their fused posv) with inputs 0..V-1
+    elements past a boundary; and the wide kernels forced (their own copies,
+    wide_stage.cuh), aligned and one element past."""
     import os
 
     os.environ["BATCHCHOL_POSV_FUSED_MAX_K"] = "4"
@@ -204,12 +204,9 @@ def staging_workload():
     shifted_cases(((torch.float32, (3, 6, 7, 13, 31, 37, 47, 63)),
                    (torch.float64, (3, 7, 13, 31, 33, 45))), every_shift)
     os.environ["BATCHCHOL_POTRF_KERNEL"] = "wide"
-    for full in (None, "1"):
-        if full:
-            os.environ["BATCHCHOL_WIDE_FULL"] = full
-        shifted_cases(((torch.float32, (33, 48, 65, 71, 80, 97, 112)),
-                       (torch.float64, (33, 41, 48, 63))), lambda size: (0, 1))
-    for switch in ("BATCHCHOL_WIDE_FULL", "BATCHCHOL_POTRF_KERNEL", "BATCHCHOL_POSV_FUSED_MAX_K"):
+    shifted_cases(((torch.float32, (33, 48, 65, 71, 80, 97, 112)),
+                   (torch.float64, (33, 41, 48, 63))), lambda size: (0, 1))
+    for switch in ("BATCHCHOL_POTRF_KERNEL", "BATCHCHOL_POSV_FUSED_MAX_K"):
         os.environ.pop(switch)
 
 

@@ -167,21 +167,18 @@ __device__ __forceinline__ void wide_phase(T (&a)[32 * NW], int r, int n, T* mat
 }
 
 // The phases 0..WARP of warp WARP. Its rows end at column 32 WARP + 31, so phase P
-// updates 32 (WARP + 1 - P) entries, and none past column C - 1 (C >= n: the kernel's
-// width, with_wide_width in wide_launch.h). Each warp runs its own copy of the loops (the branch is
-// warp-uniform; the named barriers count arrivals, whatever the call site).
+// updates 32 (WARP + 1 - P) entries. Each warp runs its own copy of the loops (the
+// branch is warp-uniform; the named barriers count arrivals, whatever the call site).
 // A warp other than the last copies its band of the factor out as soon as its phases
 // are done, while the later warps go on (out.band).
-template <typename T, int NW, int C, bool kSplit, int WARP, int P = 0, typename Rhs, typename Out>
+template <typename T, int NW, bool kSplit, int WARP, int P = 0, typename Rhs, typename Out>
 __device__ __forceinline__ void wide_chain(T (&a)[32 * NW], int r, int n, T* mat, int pitch,
                                            bool upper, T* colbuf, int& info, Rhs& rhs,
                                            const Out& out) {
-  constexpr int kRowEnd = 32 * (WARP + 1) < C ? 32 * (WARP + 1) : C;
-  wide_phase<T, NW, P, kRowEnd - 32 * P, kSplit, P == WARP>(a, r, n, mat, pitch, upper, colbuf,
-                                                            info, rhs, out);
+  wide_phase<T, NW, P, 32 * (WARP + 1 - P), kSplit, P == WARP>(a, r, n, mat, pitch, upper,
+                                                               colbuf, info, rhs, out);
   if constexpr (P < WARP) {
-    wide_chain<T, NW, C, kSplit, WARP, P + 1>(a, r, n, mat, pitch, upper, colbuf, info, rhs,
-                                              out);
+    wide_chain<T, NW, kSplit, WARP, P + 1>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
   } else if constexpr (WARP < NW - 1) {
     out.band(32 * WARP, 0, 1);
   }
@@ -219,28 +216,26 @@ __device__ __forceinline__ void wide_load_row(T (&a)[32 * NW], const T* mat, int
 }
 
 // Factors the staged n x n matrix (lower working layout through staged_at) in place,
-// eliminating rhs along (WideRhs, or WideNoRhs), rows updated up to column C - 1 (n <=
-// C). Returns info on the lanes of the last warp (the others stop at their phase).
-template <typename T, int NW, bool kSplit, int C = 32 * NW, typename Rhs = WideNoRhs,
-          typename Out = WideNoOut>
+// eliminating rhs along (WideRhs, or WideNoRhs). Returns info on the lanes of the last
+// warp (the others stop at their phase).
+template <typename T, int NW, bool kSplit, typename Rhs = WideNoRhs, typename Out = WideNoOut>
 __device__ __forceinline__ int wide_potrf(T* colbuf, T* mat, int pitch, int n, bool upper,
                                           Rhs rhs = {}, T* z_out = nullptr, Out out = {}) {
-  static_assert(C % 8 == 0 && C > 32 * (NW - 1) && C <= 32 * NW, "a width of the last warp");
   const int w = threadIdx.x / 32;
   const int r = threadIdx.x;
   T a[32 * NW];
   wide_load_row<T, NW>(a, mat, pitch, n, upper, r);
   __syncthreads();  // every row is read before L entries overwrite the stage
   int info = 0;
-  if (w == 0) wide_chain<T, NW, C, kSplit, 0>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
+  if (w == 0) wide_chain<T, NW, kSplit, 0>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
   if constexpr (NW > 1) {
-    if (w == 1) wide_chain<T, NW, C, kSplit, 1>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
+    if (w == 1) wide_chain<T, NW, kSplit, 1>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
   }
   if constexpr (NW > 2) {
-    if (w == 2) wide_chain<T, NW, C, kSplit, 2>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
+    if (w == 2) wide_chain<T, NW, kSplit, 2>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
   }
   if constexpr (NW > 3) {
-    if (w == 3) wide_chain<T, NW, C, kSplit, 3>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
+    if (w == 3) wide_chain<T, NW, kSplit, 3>(a, r, n, mat, pitch, upper, colbuf, info, rhs, out);
   }
   if constexpr (!std::is_same_v<Rhs, WideNoRhs>) *z_out = rhs.z;
   return info;

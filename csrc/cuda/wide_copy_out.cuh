@@ -5,6 +5,7 @@
 
 #include "cuda/stage_copy.cuh"
 #include "cuda/wide_chol.cuh"
+#include "cuda/wide_stage.cuh"
 
 namespace batchchol {
 namespace cuda {
@@ -96,9 +97,9 @@ __device__ __forceinline__ void wide_store_factor(T* scratch, T* mat, T* l, cons
   if (r < lay.n) out.set_pivot(mat, lay.pitch, r);
   __syncthreads();
   if constexpr (kFixed) {
-    stage_out_exact<T, 32 * NW>(l, mat, nn, lay, vec, upper, out);
+    wide_stage_out_exact<T, 32 * NW>(l, mat, nn, lay, vec, upper, out);
   } else {
-    stage_out(l, mat, nn, lay, vec, upper, out);
+    wide_stage_out(l, mat, nn, lay, vec, upper, out);
   }
 }
 

@@ -18,32 +18,31 @@ constexpr int wide_min_blocks() {
 }
 
 // Factors the n x n matrix at a (lay: its stage layout) into l with the whole block
-// and stores its info at info[b]. vec: a is 16-byte aligned and n^2 a whole number of
-// 16-byte vectors (stage_in copies whole rows' vectors at n = 32 NW). kFixed (the
+// and stores its info at info[b]. vec: 16-byte staging copies (wide_stage.cuh). kFixed (the
 // fixed-size kernel): the copies of order 32 NW as constants when n is that, and the
 // phases split (wide_phase); the list kernel, whose matrices have many orders, keeps one
-// copy loop and whole phases (each cost it spilled registers). C: wide_potrf's width.
-template <typename T, int NW, bool kFixed, int C = 32 * NW>
+// copy loop and whole phases (each cost it spilled registers).
+template <typename T, int NW, bool kFixed>
 __device__ __forceinline__ void wide_factor_matrix(T* scratch, T* mat, const T* a, T* l,
                                                    const StageLayout& lay, bool upper, bool vec,
                                                    int* info, int64_t b) {
   const int nn = lay.n * lay.n;
   if constexpr (kFixed) {
-    stage_in_exact<T, 16, 32 * NW>(mat, a, nn, lay, vec, upper);
+    wide_stage_in_exact<T, 16, 32 * NW>(mat, a, nn, lay, vec, upper);
   } else {
-    stage_in<T, 16>(mat, a, nn, lay, vec, upper);
+    wide_stage_in<T, 16>(mat, a, nn, lay, vec, upper);
   }
   __syncthreads();
   if constexpr (kFixed && wide_band_out<NW>()) {
     T* const outbuf = scratch + wide_colbuf<NW>();
     const WideBandOut<T, NW> out{{outbuf, outbuf + 32 * NW, upper}, mat, l, lay.pitch, lay.n};
-    const int inf = wide_potrf<T, NW, true, C>(scratch, mat, lay.pitch, lay.n, upper,
-                                               WideNoRhs{}, nullptr, out);
+    const int inf = wide_potrf<T, NW, true>(scratch, mat, lay.pitch, lay.n, upper, WideNoRhs{},
+                                            nullptr, out);
     __syncthreads();  // the last band's entries and pivots are staged
     if (threadIdx.x == 32 * (NW - 1)) info[b] = inf;
     out.band(32 * (NW - 1), threadIdx.x / 32, NW);
   } else {
-    const int inf = wide_potrf<T, NW, kFixed, C>(scratch, mat, lay.pitch, lay.n, upper);
+    const int inf = wide_potrf<T, NW, kFixed>(scratch, mat, lay.pitch, lay.n, upper);
     __syncthreads();  // every step is done: the pivots are staged
     if (threadIdx.x == 32 * (NW - 1)) info[b] = inf;
     wide_store_factor<T, NW, kFixed>(scratch, mat, l, lay, upper, vec);
@@ -51,8 +50,8 @@ __device__ __forceinline__ void wide_factor_matrix(T* scratch, T* mat, const T* 
 }
 
 // One matrix per block of 32 NW threads; the stage layout of the warp family (odd
-// pitch: the lanes' row and column reads hit distinct banks). n <= C.
-template <typename T, int NW, int C>
+// pitch: the lanes' row and column reads hit distinct banks).
+template <typename T, int NW>
 __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
     potrf_wide_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
                       StageLayout lay, bool upper, bool vec) {
@@ -61,8 +60,7 @@ __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
   T* const mat = scratch + wide_scratch<NW>();
   const int64_t b = blockIdx.x;
   const int nn = lay.n * lay.n;
-  wide_factor_matrix<T, NW, true, C>(scratch, mat, A + b * nn, L + b * nn, lay, upper, vec, info,
-                                     b);
+  wide_factor_matrix<T, NW, true>(scratch, mat, A + b * nn, L + b * nn, lay, upper, vec, info, b);
 }
 
 // Ragged batches: block i factors matrix i of group g of a SizeGroups list (ragged_bins.h:

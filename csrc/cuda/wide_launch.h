@@ -6,7 +6,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <type_traits>
 
 namespace batchchol {
@@ -30,28 +29,6 @@ constexpr int wide_max_n() {
 template <typename T>
 constexpr int wide_dispatch_max_n() {
   return std::is_same_v<T, float> ? 96 : wide_max_n<T>();
-}
-
-// Calls f(std::integral_constant<int, C>{}) with the width of the fixed-size kernels of
-// NW warps for order n: their rows are updated up to column C - 1 (wide_chol.cuh's
-// wide_chain). A row's entries past n are never read, so C = 32 NW - 16 at n <= 32 NW - 16
-// (the orders just past a warp's 32 rows) cuts the last warp's updates by a fourth or
-// more (NW = 3: 80 + 48 + 16 entries per step against 96 + 64 + 32) with the same bits.
-// H200, the full / short width, same bits (results/h200-2026-11-28-round46-wide-width-
-// posv33-ab.txt): potrf float32 65 0.476 -> 0.450 ms, 72 0.492 -> 0.462, 80 0.539 ->
-// 0.511 (10,000 matrices); the fused posv_solve float64 33 2.211 -> 1.951, 40 2.465 ->
-// 2.138, 48 2.856 -> 2.475 (100,000 systems, one column). Two and three warps only: the
-// four-warp kernels (float32 97..128, where the size dispatch runs tile4) keep 128.
-// BATCHCHOL_WIDE_FULL (tests, tuning; read at every call): 32 NW at every order.
-template <int NW, typename F>
-void with_wide_width(int n, F&& f) {
-  if constexpr (NW < 4) {
-    constexpr int kShort = 32 * NW - 16;
-    if (n <= kShort && std::getenv("BATCHCHOL_WIDE_FULL") == nullptr) {
-      return f(std::integral_constant<int, kShort>{});
-    }
-  }
-  f(std::integral_constant<int, 32 * NW>{});
 }
 
 void launch_potrf_wide(const float* A, float* L, int* info, int64_t batch, int n, bool upper,

@@ -17,13 +17,11 @@ void launch_posv_wide_nw(const T* A, const T* B, T* X, T* L, int* info, int64_t 
                          int k, bool upper, cudaStream_t stream) {
   const StageLayout lay = make_stage_layout<32>(n);
   const size_t smem = wide_smem_bytes<T, NW>(n, lay.pitch);
-  with_wide_width<NW>(n, [&](auto width) {
-    auto kernel = posv_wide_kernel<T, NW, decltype(width)::value>;
-    allow_dynamic_smem(kernel, smem);
-    kernel<<<static_cast<unsigned>(batch), 32 * NW, smem, stream>>>(
-        A, B, X, L, info, k, lay, upper, stage_vectorizable<T>(A, L, n));
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  });
+  auto kernel = posv_wide_kernel<T, NW>;
+  allow_dynamic_smem(kernel, smem);
+  kernel<<<static_cast<unsigned>(batch), 32 * NW, smem, stream>>>(
+      A, B, X, L, info, k, lay, upper, stage_vectorizable<T>(A, L, n));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 template <typename T>

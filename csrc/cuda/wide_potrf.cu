@@ -29,13 +29,11 @@ void launch_wide(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                  cudaStream_t stream) {
   const StageLayout lay = make_stage_layout<32>(n);
   const size_t smem = wide_smem_bytes<T, NW>(n, lay.pitch);
-  with_wide_width<NW>(n, [&](auto width) {
-    auto kernel = potrf_wide_kernel<T, NW, decltype(width)::value>;
-    allow_dynamic_smem(kernel, smem);
-    kernel<<<static_cast<unsigned>(batch), 32 * NW, smem, stream>>>(
-        A, L, info, lay, upper, stage_vectorizable<T>(A, L, n));
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  });
+  auto kernel = potrf_wide_kernel<T, NW>;
+  allow_dynamic_smem(kernel, smem);
+  kernel<<<static_cast<unsigned>(batch), 32 * NW, smem, stream>>>(
+      A, L, info, lay, upper, stage_vectorizable<T>(A, L, n));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 template <typename T>

@@ -135,8 +135,8 @@ __device__ __forceinline__ void wide_solve(T* scratch, const T* mat, int pitch, 
 }
 
 // One system per block of 32 NW threads: B, X are [batch, n, k]; L may be null
-// (posv_solve), then the factor never leaves the chip. n <= C (wide_potrf's width).
-template <typename T, int NW, int C>
+// (posv_solve), then the factor never leaves the chip.
+template <typename T, int NW>
 __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
     posv_wide_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ X,
                      T* __restrict__ L, int* __restrict__ info, int k, StageLayout lay,
@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
   T* const mat = scratch + wide_scratch<NW>();
   const int64_t s = blockIdx.x;
   const int n = lay.n, nn = n * n;
-  stage_in_exact<T, 16, 32 * NW>(mat, A + s * nn, nn, lay, vec, upper);
+  wide_stage_in_exact<T, 16, 32 * NW>(mat, A + s * nn, nn, lay, vec, upper);
   __syncthreads();
   const int64_t sys = s * int64_t(n) * k;
   const int r = threadIdx.x;
@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(32 * NW, (wide_min_blocks<NW>()))
   // space, free until wide_store_factor.
   const WideRhs<T> rhs{r < n ? B[sys + int64_t(r) * k] : T(0), scratch + wide_colbuf<NW>()};
   T z0;
-  const int inf = wide_potrf<T, NW, true, C>(scratch, mat, lay.pitch, n, upper, rhs, &z0);
+  const int inf = wide_potrf<T, NW, true>(scratch, mat, lay.pitch, n, upper, rhs, &z0);
   __syncthreads();  // every step is done: the pivots are staged
   if (r == 32 * (NW - 1)) info[s] = inf;
   wide_solve<T, NW>(scratch, mat, lay.pitch, n, upper, B + sys, X + sys, k, inf, z0);
