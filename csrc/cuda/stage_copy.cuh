@@ -1,4 +1,5 @@
-// Staging copies of the register families (warp, warp64, wide): a thread block moves a
+// Staging copies of the register families (warp, warp64; the wide family shares the
+// layouts and keeps copies of its own, wide_stage.cuh): a thread block moves a
 // contiguous chunk of the batch between global memory (row-major n x n matrices) and
 // shared memory with 16-byte coalesced copies, and its lanes then read the rows of the
 // lower working matrix W (W = A for a lower factor, A^T for an upper one) from there.
