@@ -155,6 +155,24 @@ struct Warp64Launch {
   unsigned blocks(int64_t batch) const { return ceil_div(batch, threads / 32); }
 };
 
+// Launches the warp64 kernel pick(Int<W>, std::bool_constant<kPacked>) returns (potrf's
+// or posv's; W from with_warp64_width, packed at n = 64 with 16-byte copies) over the
+// batch: args..., then the stage layout, upper and vec, the tail both kernels share.
+template <typename T, typename Pick, typename... Args>
+void launch_warp64(Pick pick, int n, bool vec, int64_t batch, bool upper, cudaStream_t stream,
+                   Args... args) {
+  const Warp64Launch<T> w(n, vec);
+  with_warp64_width<T>(n, [&](auto width) {
+    auto kernel = pick(width, std::false_type{});
+    if constexpr (decltype(width)::value == 64) {  // the packed stage is for n = 64 alone
+      if (w.packed) kernel = pick(width, std::true_type{});
+    }
+    allow_dynamic_smem(kernel, w.smem);
+    kernel<<<w.blocks(batch), w.threads, w.smem, stream>>>(args..., w.lay, upper, vec);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+}
+
 // Where potrf stages its chunk packed (stage_copy.cuh): float64 orders 25..32 with
 // 16-byte copies (n even), the only ones whose square stage (17 KB per one-warp block
 // at 32) holds the SM to fewer warps than their registers do (12 against 16 at 32).
@@ -170,19 +188,11 @@ template <typename T>
 void launch_potrf_warp_impl(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
                             cudaStream_t stream) {
   if (n > 32) {
-    const bool vec = stage_vectorizable<T>(A, L, n);
-    const Warp64Launch<T> w(n, vec);
-    with_warp64_width<T>(n, [&](auto width) {
-      constexpr int W = decltype(width)::value;
-      auto kernel = potrf_warp64_kernel<T, W, false>;
-      if constexpr (W == 64) {  // the packed stage is for n = 64 alone
-        if (w.packed) kernel = potrf_warp64_kernel<T, W, true>;
-      }
-      allow_dynamic_smem(kernel, w.smem);
-      kernel<<<w.blocks(batch), w.threads, w.smem, stream>>>(A, L, info, batch, w.lay, upper,
-                                                             vec);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
-    });
+    const auto pick = [](auto width, auto packed) {
+      return potrf_warp64_kernel<T, decltype(width)::value, decltype(packed)::value>;
+    };
+    launch_warp64<T>(pick, n, stage_vectorizable<T>(A, L, n), batch, upper, stream, A, L, info,
+                     batch);
     return;
   }
   with_padded_order<T, false>(n, [&](auto np, auto p) {
@@ -257,19 +267,11 @@ bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_
   if (n < 1 || n > warp_posv_max_n<T>()) return false;
   if constexpr (warp_posv_max_n<T>() > 32) {
     if (n > 32) {
-      const bool vec = stage_vectorizable<T>(A, L, n);
-      const Warp64Launch<T> w(n, vec);
-      with_warp64_width<T>(n, [&](auto width) {
-        constexpr int W = decltype(width)::value;
-        auto kernel = posv_warp64_kernel<T, W, false>;
-        if constexpr (W == 64) {  // the packed stage is for n = 64 alone
-          if (w.packed) kernel = posv_warp64_kernel<T, W, true>;
-        }
-        allow_dynamic_smem(kernel, w.smem);
-        kernel<<<w.blocks(batch), w.threads, w.smem, stream>>>(A, B, X, L, info, batch, k,
-                                                               w.lay, upper, vec);
-        C10_CUDA_KERNEL_LAUNCH_CHECK();
-      });
+      const auto pick = [](auto width, auto packed) {
+        return posv_warp64_kernel<T, decltype(width)::value, decltype(packed)::value>;
+      };
+      launch_warp64<T>(pick, n, stage_vectorizable<T>(A, L, n), batch, upper, stream, A, B, X,
+                       L, info, batch, k);
       return true;
     }
   }
