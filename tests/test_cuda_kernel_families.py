@@ -248,7 +248,7 @@ def test_tile_packed_stage(monkeypatch, dtype, mma, upper):
         for family in ("tile2", "tile4", "tile", "tile16"):
             monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", family)
             names = cuda_kernel_names(lambda: out.__setitem__(family, ops.potrf(A_in, upper)))
-            ran = re.findall(r"potrf_tile_kernel<[^<>]*\b(true|false), (true|false)>",
+            ran = re.findall(r"potrf_tile_kernel<[^<>]*\b(true|false), (true|false), \d+>",
                              " ".join(names))
             assert ran == [(on_mma, "true" if family == "tile" else "false")], (n, family, names)
         L, info = out["tile"]
@@ -288,7 +288,7 @@ def test_tile_update_mma(monkeypatch, family, upper):
             names = cuda_kernel_names(lambda: out.__setitem__(mma, ops.potrf(A_in, upper)))
             # The kernel sits in an anonymous namespace: its name holds "(anonymous
             # namespace)", so the template arguments are taken by pattern.
-            ran = re.findall(r"potrf_tile_kernel<[^<>]*\b(true|false), (?:true|false)>",
+            ran = re.findall(r"potrf_tile_kernel<[^<>]*\b(true|false), (?:true|false), \d+>",
                              " ".join(names))
             assert ran and set(ran) == {"true" if mma == "1" else "false"}, (n, names)
         (L, info), (L0, info0) = out["1"], out["0"]

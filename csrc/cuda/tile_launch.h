@@ -45,6 +45,46 @@ constexpr int tile_warps(int n) {
   return n <= (std::is_same_v<T, float> ? 224 : 160) ? 8 : 16;
 }
 
+// Blocks per SM the tile kernels of nt tile columns are built for (__launch_bounds__'
+// second argument, which caps a thread's registers at 64 K / (blocks x NT)): the register
+// file's share at 128 registers a thread, 512 / NT, except float32's four-warp blocks
+// (tile4) up to four tile columns, built for 7 at 72 registers. Their stage, not the
+// registers, then bounds the blocks per SM (float32 65..96: 30 KB, 7 blocks; 97..128: 46
+// KB, 5; four either way at 128 registers), and ptxas fits the chain, the panel solve and
+// the FMA update in 72 with less local memory (24 bytes of stack against 64). H200, 10,000
+// matrices, same bits (results/h200-2026-11-28-round47-tile-min-blocks-ab.txt), previous
+// build / this one, one process: 97 0.843 / 0.778 ms, 112 0.876 / 0.808, 128 0.903 /
+// 0.838; five tile columns (three blocks by the stage either way) 129 1.531 / 1.589, 160
+// 1.621 / 1.671, so they keep the previous build. Other runs there: built for 4 / 6, 128
+// 0.918 / 0.859; 6 / 7, 128 0.854 / 0.837, tile4 forced at 65 0.447 / 0.419, 96 0.483 /
+// 0.463. Float64's four-warp blocks (three per SM by their stage) gained 0.4-1.2% built
+// for three (168 registers, 65 / 80 / 96): not taken.
+template <typename T, int NT>
+constexpr int tile_min_blocks(int nt) {
+  return std::is_same_v<T, float> && NT == 128 && nt <= 4 ? 7 : 512 / NT;
+}
+
+// The fused posv's (tile_posv.cu): its stage holds the right-hand sides too, so float32
+// four-warp blocks fit four per SM from four tile columns, where an 80-register build lost
+// (posv_solve, one column, built for 4 / 6, one process: 97 8.25 / 8.46 ms, 128 1.705 /
+// 1.730), and seven at three (float32 65..96), where it won (6 / 7: 65 4.25 / 3.97, 96 4.38
+// / 4.23; 4 / 6 in another run, 65 4.85 / 4.27; before, potrf on wide + potrs: 65 6.13, 96
+// 6.27; same file).
+template <typename T, int NT>
+constexpr int tile_posv_min_blocks(int nt) {
+  return std::is_same_v<T, float> && NT == 128 && nt <= 3 ? 7 : 512 / NT;
+}
+
+// Calls f(integral_constant<int, B>{}) for B = blocks, one of the two values
+// tile_min_blocks<T, NT> and tile_posv_min_blocks<T, NT> take (512 / NT, or 7 for
+// float32's four-warp blocks): the kernels' builds.
+template <typename T, int NT, typename F>
+void with_tile_min_blocks(int blocks, F&& f) {
+  constexpr int kRaised = tile_min_blocks<T, NT>(1);
+  if (blocks == kRaised) return f(std::integral_constant<int, kRaised>{});
+  f(std::integral_constant<int, 512 / NT>{});
+}
+
 // Whether the tiles of order n fit the shared memory a block of the current device may
 // opt into (the unpacked stage, the larger).
 bool tile_fits(int n, size_t elem_size);

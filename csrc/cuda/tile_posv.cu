@@ -24,8 +24,8 @@ static_assert(!tile_packs<double>(tile_posv_max_n<double>() / kTile) &&
 
 // One system per block: B, X [batch, n, k]; L may be null (posv_solve: the factor never
 // leaves the chip), else it receives potrf's factor (the same steps: the same bits).
-template <typename T, int NT, bool kMma>
-__global__ void __launch_bounds__(NT, 512 / NT)
+template <typename T, int NT, bool kMma, int kMinBlocks>
+__global__ void __launch_bounds__(NT, kMinBlocks)
     posv_tile_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ X,
                      T* __restrict__ L, int* __restrict__ info, int n, int nt, int k, bool upper) {
   extern __shared__ __align__(16) unsigned char tile_smem_raw[];
@@ -71,11 +71,13 @@ void launch_posv_tile_any(const T* A, const T* B, T* X, T* L, int* info, int64_t
   with_tile_variant<T>(warps, /*packed=*/false, [&](auto threads, auto mma, auto) {
     constexpr int NT = decltype(threads)::value;
     if constexpr (NT == 128 || NT == 256) {
-      auto kernel = posv_tile_kernel<T, NT, decltype(mma)::value>;
-      allow_dynamic_smem(kernel, smem);
-      kernel<<<static_cast<unsigned>(batch), NT, smem, stream>>>(A, B, X, L, info, n, nt, k,
-                                                                 upper);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      with_tile_min_blocks<T, NT>(tile_posv_min_blocks<T, NT>(nt), [&](auto blocks) {
+        auto kernel = posv_tile_kernel<T, NT, decltype(mma)::value, decltype(blocks)::value>;
+        allow_dynamic_smem(kernel, smem);
+        kernel<<<static_cast<unsigned>(batch), NT, smem, stream>>>(A, B, X, L, info, n, nt, k,
+                                                                   upper);
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      });
     }
   });
 }

@@ -41,8 +41,8 @@ __device__ __forceinline__ void tile_factor_matrix(const TileSmem<T, kPacked>& s
   out.segment(nt - 1, threadIdx.x, NT);
 }
 
-template <typename T, int NT, bool kMma, bool kPacked>
-__global__ void __launch_bounds__(NT, 512 / NT)
+template <typename T, int NT, bool kMma, bool kPacked, int kMinBlocks>
+__global__ void __launch_bounds__(NT, kMinBlocks)
     potrf_tile_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info, int n,
                       int nt, bool upper) {
   extern __shared__ __align__(16) unsigned char tile_smem_raw[];
@@ -66,8 +66,8 @@ __global__ void __launch_bounds__(NT, 512 / NT)
 // grid, one block per SM looping, ran 17% slower at equal sizes.)
 constexpr int kTileListWaves = 4;
 
-template <typename T, int NT, bool kMma, bool kPacked>
-__global__ void __launch_bounds__(NT, 512 / NT)
+template <typename T, int NT, bool kMma, bool kPacked, int kMinBlocks>
+__global__ void __launch_bounds__(NT, kMinBlocks)
     potrf_tile_list_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
                            const int64_t* __restrict__ offsets, const int* __restrict__ sizes,
                            const int* __restrict__ counts, const int* __restrict__ list, int g_lo,
@@ -94,10 +94,12 @@ void launch_tile(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
   const size_t smem = tile_smem_bytes(n, sizeof(T), kPacked);
   TORCH_CHECK(smem <= max_dynamic_smem(), "batchchol: the tile potrf kernel needs ",
               std::to_string(smem), " bytes of shared memory for n = ", std::to_string(n));
-  auto kernel = potrf_tile_kernel<T, NT, kMma, kPacked>;
-  allow_dynamic_smem(kernel, smem);
-  kernel<<<static_cast<unsigned>(batch), NT, smem, stream>>>(A, L, info, n, nt, upper);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  with_tile_min_blocks<T, NT>(tile_min_blocks<T, NT>(nt), [&](auto blocks) {
+    auto kernel = potrf_tile_kernel<T, NT, kMma, kPacked, decltype(blocks)::value>;
+    allow_dynamic_smem(kernel, smem);
+    kernel<<<static_cast<unsigned>(batch), NT, smem, stream>>>(A, L, info, n, nt, upper);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
 }
 
 template <typename T, int NT, bool kMma, bool kPacked>
@@ -108,27 +110,29 @@ void launch_tile_list(const T* A, T* L, int* info, const RaggedBatch& rb, const 
   TORCH_CHECK(smem <= max_dynamic_smem(), "batchchol: the tile potrf kernel needs ",
               std::to_string(smem), " bytes of shared memory for ", std::to_string(nt_max),
               " tiles");
-  auto kernel = potrf_tile_list_kernel<T, NT, kMma, kPacked>;
-  allow_dynamic_smem(kernel, smem);
-  // Residency per tile count, asked once per process (as the warp launches do): the
-  // query is host work on every call otherwise, and the grid size only sets how many
-  // matrices each block loops over (on a host with GPUs of different kinds, the first
-  // one's value sizes every grid: a cost in speed, not in results).
   constexpr int kMaxNt = tile_max_n<float>() / kTile;
   TORCH_CHECK(nt_max >= 1 && nt_max <= kMaxNt, "batchchol: ", std::to_string(nt_max),
               " tiles per side exceed the tile family");
+  // Residency per tile count (each count has one build), asked once per process (as the
+  // warp launches do): the query is host work on every call otherwise, and the grid size
+  // only sets how many matrices each block loops over (on a host with GPUs of different
+  // kinds, the first one's value sizes every grid: a cost in speed, not in results).
   static std::atomic<int> per_sm_of[kMaxNt + 1] = {};
-  int per_sm = per_sm_of[nt_max].load(std::memory_order_relaxed);
-  if (per_sm == 0) {
-    per_sm = resident_per_sm(kernel, NT, smem);
-    per_sm_of[nt_max].store(per_sm, std::memory_order_relaxed);
-  }
-  const int64_t grid =
-      std::min<int64_t>(rb.count, kTileListWaves * resident_grid(per_sm, INT32_MAX));
-  kernel<<<static_cast<unsigned>(grid), NT, smem, stream>>>(
-      A, L, info, rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(),
-      tg.counts(), tg.list(), g_lo, g_hi, nt_max, upper);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  with_tile_min_blocks<T, NT>(tile_min_blocks<T, NT>(nt_max), [&](auto blocks) {
+    auto kernel = potrf_tile_list_kernel<T, NT, kMma, kPacked, decltype(blocks)::value>;
+    allow_dynamic_smem(kernel, smem);
+    int per_sm = per_sm_of[nt_max].load(std::memory_order_relaxed);
+    if (per_sm == 0) {
+      per_sm = resident_per_sm(kernel, NT, smem);
+      per_sm_of[nt_max].store(per_sm, std::memory_order_relaxed);
+    }
+    const int64_t grid =
+        std::min<int64_t>(rb.count, kTileListWaves * resident_grid(per_sm, INT32_MAX));
+    kernel<<<static_cast<unsigned>(grid), NT, smem, stream>>>(
+        A, L, info, rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(),
+        tg.counts(), tg.list(), g_lo, g_hi, nt_max, upper);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
 }
 
 template <typename T>
