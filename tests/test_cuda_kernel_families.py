@@ -513,14 +513,15 @@ def test_warp64_widths(monkeypatch, dtype, n, upper):
 TILE_POSV = ([(torch.float64, n, {}) for n in (65, 96, 97, 128)]
              + [(torch.float64, 100, {"BATCHCHOL_TILE_MMA": "0"})]
              + [(torch.float64, n, {"BATCHCHOL_POTRF_KERNEL": "tile4"}) for n in (40, 64)]
-             + [(torch.float32, n, {}) for n in (97, 160, 161, 192)])
+             + [(torch.float32, n, {}) for n in (65, 96, 97, 160, 161, 192)])
 
 
 @pytest.mark.parametrize("dtype,n,env", TILE_POSV, ids=str)
 @pytest.mark.parametrize("upper", [False, True])
 def test_tile_fused_posv(monkeypatch, dtype, n, env, upper):
     # Where potrf runs tile4 or tile on the unpacked stage (float64 65..128, float32
-    # 97..192; float64 40 and 64 with tile4 forced: two tile columns), posv_solve with up
+    # 65..192, whose three tile columns run a build of their own, tile_posv_min_blocks;
+    # float64 40 and 64 with tile4 forced: two tile columns), posv_solve with up
     # to two right-hand sides (float32: four) is one tile posv kernel, and so is posv
     # (which returns L) with one in float32; elsewhere posv keeps potrf + potrs unless the
     # switch allows the fused kernel. The fused posv's factor is potrf's bit for bit and
@@ -578,6 +579,37 @@ def test_tile_fused_posv(monkeypatch, dtype, n, env, upper):
         assert torch.equal(X.nan_to_num(7.0), Xs.nan_to_num(7.0))
     monkeypatch.setenv("BATCHCHOL_POSV_FUSED_MAX_K", "0")
     not_tile(lambda: ops.posv_solve(A_in, B[..., :1], upper))
+
+
+@pytest.mark.parametrize("n,potrf_blocks,posv_blocks",
+                         [(65, 7, 7), (96, 7, 7), (97, 7, 4), (128, 7, 4), (129, 4, 4), (160, 4, 4)])
+def test_tile4_float32_builds(monkeypatch, n, potrf_blocks, posv_blocks):
+    # Float32 four-warp tile blocks are built for seven blocks per SM (72 registers) up to
+    # four tile columns in potrf and three in the fused posv, else for four
+    # (tile_min_blocks, tile_posv_min_blocks): the build each order runs by default
+    # (float32 65..96 on tile4 since the forty-seventh round), and its results against
+    # torch (the forced-family tests run the same builds at more orders).
+    for switch in ("BATCHCHOL_POSV_FUSED_MAX_K", "BATCHCHOL_POTRF_KERNEL"):
+        monkeypatch.delenv(switch, raising=False)
+    A = make_spd((5,), n, torch.float32, "cuda", cond=100.0)
+    A[2] = break_minor(A[2], n - 3).to(torch.float32)
+    for upper in (False, True):
+        A_in = fill_other_triangle(A, upper, float("nan"))
+        names = cuda_kernel_names(lambda: ops.potrf(A_in, upper))
+        build = f"potrf_tile_kernel<float, 128, false, false, {potrf_blocks}>"
+        assert len(names) == 1 and build in names[0], names
+        L, info = ops.potrf(A_in, upper)
+        assert info.tolist() == [0, 0, n - 3, 0, 0]
+        assert_factor_ok(A[[0, 1, 3, 4]], L[[0, 1, 3, 4]], info[[0, 1, 3, 4]], upper)
+        B = make_rhs((5, n, 1), torch.float32, "cuda")
+        names = cuda_kernel_names(lambda: ops.posv_solve(A_in, B, upper))
+        build = f"posv_tile_kernel<float, 128, false, {posv_blocks}>"
+        assert len(names) == 1 and build in names[0], names
+        X, info = ops.posv_solve(A_in, B, upper)
+        assert info.tolist() == [0, 0, n - 3, 0, 0]
+        good = [0, 1, 3, 4]
+        ref = torch.linalg.solve(to_ref(A[good]), to_ref(B[good]))
+        assert_close_rel(X[good], ref, tol(torch.float32, n, cond2(A[good])), f"n={n}")
 
 
 def _assert_one_kernel(fn, family):

@@ -425,8 +425,8 @@ def tile_workload():
     copies) needs more matrices than four waves of resident blocks, too many for
     racecheck's pace, and is not covered here; nor is tile-one (matrices of several tile
     counts in one packed launch). Then the fused tile posv at float64 40 (tile4
-    forced), 70, 100, 128 and float32 100, 170, 192, one, two and five columns, posv and
-    posv_solve (BATCHCHOL_POSV_FUSED_MAX_K=4096)."""
+    forced), 70, 100, 128 and float32 70 (its own build: tile_posv_min_blocks), 100, 170,
+    192, one, two and five columns, posv and posv_solve (BATCHCHOL_POSV_FUSED_MAX_K=4096)."""
     import os
 
     from torch_batchchol import ragged
@@ -450,7 +450,7 @@ def tile_workload():
     os.environ["BATCHCHOL_POSV_FUSED_MAX_K"] = "4096"
     for dtype, mma in cases:
         os.environ["BATCHCHOL_TILE_MMA"] = mma
-        for n in (40, 70, 100, 128) if dtype == torch.float64 else (100, 170, 192):
+        for n in (40, 70, 100, 128) if dtype == torch.float64 else (70, 100, 170, 192):
             if n == 40:
                 os.environ["BATCHCHOL_POTRF_KERNEL"] = "tile4"
             else:

@@ -39,10 +39,10 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
 
 // Kernel families, in the order of the sizes they serve: warp (warp_chol_kernels.cuh and,
 // past 32, warp64_chol.cuh; real dtypes up to 64 in float32, 48 in float64) and
-// registers for small n; wide (float32 65..96, float64 only where forced;
+// registers for small n; wide (only where forced, or where the tiles do not fit;
 // wide_chol.cuh); tile2, tile4, tile and tile16 (2, 4, 8 and 16 warps a block, real
 // dtypes up to 192 / 320, tile_chol.cuh; by default float64 49..64, 65..96, 97..160
-// (129..160 on the packed stage, tile_packed.cuh) and none, float32 none, 97..160,
+// (129..160 on the packed stage, tile_packed.cuh) and none, float32 none, 65..160,
 // 161..224 (193..224 packed) and 225..320);
 // left-looking in one launch or one launch per panel (potrf_left_kernels.cuh); shared
 // and blocked (potrf_kernels.cuh).
@@ -99,19 +99,6 @@ constexpr bool f64_tile_order_past_128(int n) {
   return std::is_same_v<T, double> && n > 128 && n <= kF64TileTo;
 }
 
-// Orders up to which the fixed-size dispatch gives wide what the warp family leaves:
-// float32 up to wide_dispatch_max_n (the ragged dispatch's, by whole tile columns);
-// float64 nothing since the forty-fifth round (warp64 to 48, then tile2). Wide had held
-// float64 33..48: the tile kernels' time is flat over a tile column while wide's grows
-// with n (H200, wide first; ...-tile4-ab.txt, tile4: 48 0.416 vs 0.417 ms, 56 0.345 vs
-// 0.322, 64 0.342 vs 0.310; ...-packed-ab.txt, tile4: 52 0.380 vs 0.374; ...-tile2-ab.txt,
-// tile2 (tile_warps): 40 0.529 vs 0.586, 48 0.435 vs 0.425, 52 0.392 vs 0.373). posv
-// keeps its fused kernel on wide up to kPosvWideMaxN (posv_fuses_wide).
-template <typename T>
-constexpr int wide_fixed_max_n() {
-  return std::is_same_v<T, double> ? warp_chol_max_n<T>() : wide_dispatch_max_n<T>();
-}
-
 // The family used for order n: the tuned table, or BATCHCHOL_POTRF_KERNEL when it names
 // a family that supports n.
 template <typename T>
@@ -127,24 +114,35 @@ PotrfKernel choose_potrf_kernel(int n) {
   // ties wide at 64, 0.498 vs 0.489 ms, and beats blocked from n = 33, 0.92 vs 1.91).
   // wide: float64 33..64 (n = 64 0.49-0.52 vs blocked 0.96-0.98 ms) and float32
   // 65..128 (n = 128 1.52 vs 3.01 ms with per-warp update widths, ...-wide-perwarp-*;
-  // float32 97..128 on tile4 since the forty-first round, float64 53..64 since the
-  // forty-second, 49..64 on tile2 since the forty-third: wide_fixed_max_n). Float64
+  // float32 97..128 on tile4 since the forty-first round, 65..96 since the forty-seventh,
+  // float64 53..64 since the forty-second, 49..64 on tile2 since the forty-third:
+  // below). Float64
   // 33..48 on warp64 since the forty-fifth (H200, the issue's 256 MB batches, wide /
   // warp64 ms: 33 0.735 / 0.611, 40 0.517 / 0.414, 48 0.422 / 0.343;
   // results/h200-2026-11-28-round45-warp64-f64-ab.txt).
   if (potrf_kernel_applies<T>(PotrfKernel::kWarp, n)) return PotrfKernel::kWarp;
   if (n <= 32) return PotrfKernel::kRegisters;
-  // Past wide_fixed_max_n, wide only where the tiles do not fit.
+  // Wide only where the tiles do not fit (a device with less shared memory): it had held
+  // float64 33..48 until the forty-fifth round (warp64 to 48, then tile2: the tile
+  // kernels' time is flat over a tile column while wide's grows with n; H200, wide first;
+  // ...-tile4-ab.txt, tile4: 48 0.416 vs 0.417 ms, 56 0.345 vs 0.322, 64 0.342 vs 0.310;
+  // ...-packed-ab.txt, tile4: 52 0.380 vs 0.374; ...-tile2-ab.txt, tile2 (tile_warps): 40
+  // 0.529 vs 0.586, 48 0.435 vs 0.425, 52 0.392 vs 0.373) and float32 65..96 until the
+  // forty-seventh, when tile4's float32 blocks were built for seven per SM
+  // (tile_min_blocks; H200, 10,000 matrices, one process, wide / tile4: 65 0.533 / 0.428
+  // ms, 72 0.485 / 0.434, 80 0.541 / 0.450, 88 0.567 / 0.464, 96 0.533 / 0.466;
+  // results/h200-2026-11-28-round47-tile-min-blocks-ab.txt). posv keeps its fused kernel
+  // on wide at float64 up to kPosvWideMaxN (posv_fuses_wide).
   if (potrf_kernel_applies<T>(PotrfKernel::kWide, n) &&
-      (n <= wide_fixed_max_n<T>() || !potrf_kernel_applies<T>(PotrfKernel::kTile4, n)))
+      !potrf_kernel_applies<T>(PotrfKernel::kTile4, n))
     return PotrfKernel::kWide;
   // tile (whole lower triangle in shared memory): 4 warps while three blocks fit an SM
   // (tile4; 2 for float64's two tile columns, tile2), 8 while two do, 16 once one does
   // (tile_warps, tile_launch.h). Since the
   // pivot chain left its square roots to the end (2026-11-24) tile beat blocked at every
   // float64 order from 65 to 128 (H100, tune_potrf: 96 1.15 vs 1.54 ms, 128 1.75 vs
-  // 2.46) and tile16 every float32 order from 193 (256 6.38 vs 7.20; float32 up to 96
-  // stays with wide, measured against tile4 in the forty-first round). Float64 129..160
+  // 2.46) and tile16 every float32 order from 193 (256 6.38 vs 7.20; float32 65..96
+  // on tile4 too since the forty-seventh round, above). Float64 129..160
   // (five tile columns) went to blocked, whose update runs on the MMAs, then from 145 to
   // tile16 once the tile updates did too (thirty-ninth round, ...-tile16-crossover-ab:
   // 144 3.07 / 3.06 ms, 160 3.14 / 3.31 for blocked), one block per SM. The packed stage

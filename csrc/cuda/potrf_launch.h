@@ -29,7 +29,7 @@ bool posv_fuses_wide(int n);
 
 // Warps per block of the tile family's fused posv for order n (tile_posv.cu): 4 or 8
 // where launch_potrf<T> runs tile4 or tile on the unpacked stage (float64 65..128 by the
-// size dispatch, float32 97..192; forced, float64 from 33) and posv does not fuse on
+// size dispatch, float32 65..192; forced, float64 from 33) and posv does not fuse on
 // wide; 0 elsewhere (tile2 included: the fused kernel has no two-warp form).
 template <typename T>
 int posv_tile_warps(int n);

@@ -199,7 +199,7 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
 // warp_chol_launch.cuh); then groups of up to wide_dispatch_max_n<T>() to the wide family
 // (float64 33..64, where tile ran 2.7x slower at n = 64 with 8 warps a block; the
 // fixed-size dispatch, by order rather than by tile column, gives 49..64 to tile2; and
-// float32 33..96), the others to the tile family, one launch per group, or with `one` a
+// float32 33..64), the others to the tile family, one launch per group, or with `one` a
 // single tile launch for all of its groups. Also writes the info
 // of the matrices of size 0 and of those with invalid metadata. With `tail`, the
 // caller's launches for the sizes past hi (lazy blocked, `tail(stream, groups)`); with

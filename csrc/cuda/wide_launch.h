@@ -20,15 +20,20 @@ constexpr int wide_max_n() {
   return std::is_same_v<T, float> ? 128 : std::is_same_v<T, double> ? 64 : 0;
 }
 
-// The largest order the size dispatches give the wide family, by whole tile columns (the
-// ragged dispatch's groups; the fixed-size one stops earlier in float64, at
-// wide_fixed_max_n, potrf_cuda.cu): float32 97..128 run on tile4 instead, four blocks of
-// four warps per SM (H200, tools/ab_env.py, results/h200-2026-11-28-tile4-ab.txt: 128
-// 1.077 -> 0.906 ms; ragged, results/h200-2026-11-28-ragged-tile4-ab.txt: uniform max_n
-// 128, 50,000 matrices 3.19 -> 2.77 ms).
+// The largest order the ragged dispatch gives the wide family, by whole tile columns (the
+// fixed-size one gives it none: potrf_cuda.cu's choose_potrf_kernel). Float32 97..128 run
+// on tile4 instead since the forty-first round (H200, tools/ab_env.py,
+// results/h200-2026-11-28-ragged-tile4-ab.txt: uniform max_n 128, 50,000 matrices 3.19 ->
+// 2.77 ms) and 65..96 since the forty-seventh, when tile4's float32 blocks were built for
+// seven per SM (tile_min_blocks; H200, wide / tile4 for that group, best of 5 rounds,
+// results/h200-2026-11-28-round47-tile-min-blocks-ab.txt: uniform max_n 128, 50,000
+// matrices 2.972 -> 2.844 ms, gaussian 2.647 -> 2.441, 5,000 0.389 -> 0.382 / 0.362 ->
+// 0.338, uniform max_n 96 1.818 -> 1.653; skewed 50,000 0.244 -> 0.194, whose group of
+// three tile columns is empty: the wide launch's grid covers the whole batch, the tile
+// one's is capped).
 template <typename T>
 constexpr int wide_dispatch_max_n() {
-  return std::is_same_v<T, float> ? 96 : wide_max_n<T>();
+  return std::is_same_v<T, float> ? 64 : wide_max_n<T>();
 }
 
 void launch_potrf_wide(const float* A, float* L, int* info, int64_t batch, int n, bool upper,
