@@ -581,8 +581,8 @@ def test_tile_fused_posv(monkeypatch, dtype, n, env, upper):
     not_tile(lambda: ops.posv_solve(A_in, B[..., :1], upper))
 
 
-@pytest.mark.parametrize("n,potrf_blocks,posv_blocks",
-                         [(65, 7, 7), (96, 7, 7), (97, 7, 4), (128, 7, 4), (129, 4, 4), (160, 4, 4)])
+@pytest.mark.parametrize("n,potrf_blocks,posv_blocks", [
+    (65, 7, 7), (96, 7, 7), (97, 7, 4), (128, 7, 4), (129, 4, 4), (160, 4, 4)])
 def test_tile4_float32_builds(monkeypatch, n, potrf_blocks, posv_blocks):
     # Float32 four-warp tile blocks are built for seven blocks per SM (72 registers) up to
     # four tile columns in potrf and three in the fused posv, else for four
