@@ -3,6 +3,7 @@
 // Buffers are contiguous [batch, n, n] (or ragged), row-major; L does not alias A.
 #pragma once
 
+#include <c10/util/Exception.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -53,7 +54,7 @@ constexpr int tile_warps(int n) {
 // KB, 5; four either way at 128 registers), and ptxas fits the chain, the panel solve and
 // the FMA update in 72 with less local memory (24 bytes of stack against 64). H200, 10,000
 // matrices, same bits (results/h200-2026-11-28-round47-tile-min-blocks-ab.txt), previous
-// build / this one, one process: 97 0.843 / 0.778 ms, 112 0.876 / 0.808, 128 0.903 /
+// build / built for 7, one process: 97 0.843 / 0.778 ms, 112 0.876 / 0.808, 128 0.903 /
 // 0.838; five tile columns (three blocks by the stage either way) 129 1.531 / 1.589, 160
 // 1.621 / 1.671, so they keep the previous build. Other runs there: built for 4 / 6, 128
 // 0.918 / 0.859; 6 / 7, 128 0.854 / 0.837, tile4 forced at 65 0.447 / 0.419, 96 0.483 /
@@ -65,11 +66,13 @@ constexpr int tile_min_blocks(int nt) {
 }
 
 // The fused posv's (tile_posv.cu): its stage holds the right-hand sides too, so float32
-// four-warp blocks fit four per SM from four tile columns, where an 80-register build lost
-// (posv_solve, one column, built for 4 / 6, one process: 97 8.25 / 8.46 ms, 128 1.705 /
-// 1.730), and seven at three (float32 65..96), where it won (6 / 7: 65 4.25 / 3.97, 96 4.38
-// / 4.23; 4 / 6 in another run, 65 4.85 / 4.27; before, potrf on wide + potrs: 65 6.13, 96
-// 6.27; same file).
+// four-warp blocks fit at most four per SM from four tile columns, where an 80-register
+// build lost (posv_solve, one column, built for 4 / 6, one process: 97 8.25 / 8.46 ms,
+// 128 1.705 / 1.730), and seven at three (float32 65..96), where it won (6 / 7: 65 4.25 /
+// 3.97, 96 4.38 / 4.23; 4 / 6 in another run, 65 4.85 / 4.27; before, potrf on wide +
+// potrs: 65 6.13, 96 6.27; same file). So at 97..128 posv runs another build than potrf
+// (the same source and arithmetic: its factor is potrf's bit for bit, which
+// test_tile_fused_posv checks).
 template <typename T, int NT>
 constexpr int tile_posv_min_blocks(int nt) {
   return std::is_same_v<T, float> && NT == 128 && nt <= 3 ? 7 : 512 / NT;
@@ -82,6 +85,7 @@ template <typename T, int NT, typename F>
 void with_tile_min_blocks(int blocks, F&& f) {
   constexpr int kRaised = tile_min_blocks<T, NT>(1);
   if (blocks == kRaised) return f(std::integral_constant<int, kRaised>{});
+  TORCH_INTERNAL_ASSERT(blocks == 512 / NT, "batchchol: no tile build for ", blocks, " blocks");
   f(std::integral_constant<int, 512 / NT>{});
 }
 

@@ -1,8 +1,9 @@
 // potrf for orders 33..32 NW with NW warps per matrix and one row per lane (the "wide"
 // family): float64 n <= 64 (NW = 2), float32 n <= 128 (NW = 2..4). The fixed-size
 // dispatch gives it no order (warp64 runs float32 33..64 and float64 33..48, tile2 float64
-// 49..64, tile4 float32 65..160) unless forced; the ragged one, float64 and float32
-// 33..64; posv, its fused kernel at float64 33..64.
+// 49..64, tile4 float32 65..160) unless forced or where the tiles do not fit the device's
+// shared memory; the ragged one, float64 and float32 33..64; posv, its fused kernel at
+// float64 33..64.
 //
 // Lane q of warp w holds row r = 32 w + q of the lower working matrix in a[32 NW]
 // registers. Each step k shifts the rows left by one entry while updating them, so

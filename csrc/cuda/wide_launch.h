@@ -30,7 +30,9 @@ constexpr int wide_max_n() {
 // matrices 2.972 -> 2.844 ms, gaussian 2.647 -> 2.441, 5,000 0.389 -> 0.382 / 0.362 ->
 // 0.338, uniform max_n 96 1.818 -> 1.653; skewed 50,000 0.244 -> 0.194, whose group of
 // three tile columns is empty: the wide launch's grid covers the whole batch, the tile
-// one's is capped).
+// one's is capped). An earlier run there, from the previous tile builds with wide to the
+// final ones: gaussian, skewed and max_n 96 (50,000 matrices) faster too (1.04-1.26x), but
+// uniform max_n 128 slower (50,000 2.683 -> 2.785 ms, 5,000 0.334 -> 0.351).
 template <typename T>
 constexpr int wide_dispatch_max_n() {
   return std::is_same_v<T, float> ? 64 : wide_max_n<T>();
