@@ -216,28 +216,31 @@ def _tile_smem_bytes(n, elem_size):
                          [(torch.float32, None), (torch.float64, "1"), (torch.float64, "0")])
 @pytest.mark.parametrize("upper", [False, True])
 def test_tile_packed_stage(monkeypatch, dtype, mma, upper):
-    # At float64 129..160 and float32 193..224 the eight-warp tile kernel runs the packed
-    # stage (tile_packed.cuh): the panel operands in the diagonal tiles' upper parts, and
-    # the last diagonal tile deferred (the block's last warp reads it from memory while
-    # diagonal tile 1 is factored: A^T's entries for upper, the identity past n; step 0's
-    # update in tile (0, 0)'s slot). The other triangle holds NaN (the tile's upper part
-    # is read, never used). Failing minors at the last tile's first row and at its last;
-    # full and partial last tiles. tile2, tile4 and tile16 run the unpacked stage with the
-    # same steps, so all four give the same bits; float64 with the MMA update and the FMA one
-    # (the deferred tile's two register layouts; which ran is checked by kernel name: the
-    # third template argument, the fourth being kPacked). Orders whose unpacked tiles do
-    # not fit the device's shared memory (the forced families then fall back to blocked)
-    # are left out.
+    # At float64 97..128 the four-warp tile kernel (tile4), at float64 129..160 and float32
+    # 193..224 the eight-warp one (tile) runs the packed stage (tile_packed.cuh): the panel
+    # operands in the diagonal tiles' upper parts, and the last diagonal tile deferred (the
+    # block's last warp reads it from memory while diagonal tile 1 is factored: A^T's
+    # entries for upper, the identity past n; step 0's update in tile (0, 0)'s slot). The
+    # other triangle holds NaN (the tile's upper part is read, never used). Failing minors
+    # at the last tile's first row and at its last; full and partial last tiles. The other
+    # families run the unpacked stage with the same steps, so all four give the same bits;
+    # float64 with the MMA update and the FMA one (the deferred tile's two register
+    # layouts; which ran is checked by kernel name: the third template argument, the
+    # fourth being kPacked, the fifth the blocks per SM it is built for). Orders whose
+    # unpacked tiles do not fit the device's shared memory (the forced families then fall
+    # back to blocked) are left out.
     if mma == "1" and torch.cuda.get_device_capability()[0] < 8:
         pytest.skip("the float64 MMA needs sm_80 or later")
     if mma is not None:
         monkeypatch.setenv("BATCHCHOL_TILE_MMA", mma)
     optin = getattr(torch.cuda.get_device_properties(0), "shared_memory_per_block_optin", 232448)
-    orders = [n for n in ((129, 150, 160) if dtype == torch.float64 else (193, 200, 224))
-              if _tile_smem_bytes(n, dtype.itemsize) <= optin]
+    packs = ({97: "tile4", 112: "tile4", 128: "tile4", 129: "tile", 150: "tile", 160: "tile"}
+             if dtype == torch.float64 else {193: "tile", 200: "tile", 224: "tile"})
+    orders = [n for n in packs if _tile_smem_bytes(n, dtype.itemsize) <= optin]
     if not orders:
         pytest.skip("the tiles of these orders do not fit this device's shared memory")
     on_mma = "true" if mma == "1" else "false"
+    families = ("tile2", "tile4", "tile", "tile16")
     for n in orders:
         first = 32 * ((n - 1) // 32) + 1
         A = make_spd((4,), n, dtype, "cuda", cond=100.0)
@@ -245,15 +248,15 @@ def test_tile_packed_stage(monkeypatch, dtype, mma, upper):
         A[2] = break_minor(A[2], n).to(dtype)
         A_in = fill_other_triangle(A, upper, float("nan"))
         out = {}
-        for family in ("tile2", "tile4", "tile", "tile16"):
+        for family in families:
             monkeypatch.setenv("BATCHCHOL_POTRF_KERNEL", family)
             names = cuda_kernel_names(lambda: out.__setitem__(family, ops.potrf(A_in, upper)))
             ran = re.findall(r"potrf_tile_kernel<[^<>]*\b(true|false), (true|false), \d+>",
                              " ".join(names))
-            assert ran == [(on_mma, "true" if family == "tile" else "false")], (n, family, names)
-        L, info = out["tile"]
+            assert ran == [(on_mma, "true" if family == packs[n] else "false")], (n, family, names)
+        L, info = out[packs[n]]
         assert info.tolist() == [0, first, n, 0], (n, info.tolist())
-        for family in ("tile2", "tile4", "tile16"):
+        for family in families:
             L2, info2 = out[family]
             assert torch.equal(info2, info), (n, family)
             assert torch.equal(L2.nan_to_num(7.0), L.nan_to_num(7.0)), (n, family)
@@ -510,7 +513,8 @@ def test_warp64_widths(monkeypatch, dtype, n, upper):
     assert torch.equal(L.nan_to_num(7.0), L_full.nan_to_num(7.0))
 
 
-TILE_POSV = ([(torch.float64, n, {}) for n in (65, 96, 97, 128)]
+TILE_POSV = ([(torch.float64, n, {}) for n in (65, 96)]
+             + [(torch.float64, n, {"BATCHCHOL_POTRF_KERNEL": "tile"}) for n in (97, 128)]
              + [(torch.float64, 100, {"BATCHCHOL_TILE_MMA": "0"})]
              + [(torch.float64, n, {"BATCHCHOL_POTRF_KERNEL": "tile4"}) for n in (40, 64)]
              + [(torch.float32, n, {}) for n in (65, 96, 97, 160, 161, 192)])
@@ -519,9 +523,10 @@ TILE_POSV = ([(torch.float64, n, {}) for n in (65, 96, 97, 128)]
 @pytest.mark.parametrize("dtype,n,env", TILE_POSV, ids=str)
 @pytest.mark.parametrize("upper", [False, True])
 def test_tile_fused_posv(monkeypatch, dtype, n, env, upper):
-    # Where potrf runs tile4 or tile on the unpacked stage (float64 65..128, float32
-    # 65..192, whose three tile columns run a build of their own, tile_posv_min_blocks;
-    # float64 40 and 64 with tile4 forced: two tile columns), posv_solve with up
+    # Where potrf runs tile4 or tile on the unpacked stage (float64 65..96, 97..128 with
+    # tile forced or the FMA update, float32 65..192, whose three tile columns run a build
+    # of their own, tile_posv_min_blocks; float64 40 and 64 with tile4 forced: two tile
+    # columns; float64 97..128's default, packed tile4, is test_tile4_builds'), posv_solve with up
     # to two right-hand sides (float32: four) is one tile posv kernel, and so is posv
     # (which returns L) with one in float32; elsewhere posv keeps potrf + potrs unless the
     # switch allows the fused kernel. The fused posv's factor is potrf's bit for bit and
@@ -581,38 +586,60 @@ def test_tile_fused_posv(monkeypatch, dtype, n, env, upper):
     not_tile(lambda: ops.posv_solve(A_in, B[..., :1], upper))
 
 
-@pytest.mark.parametrize("n,potrf_blocks,posv_blocks", [
-    (65, 7, 7), (96, 7, 7), (97, 7, 4), (128, 7, 4), (129, 4, 4), (160, 4, 4)])
-def test_tile4_float32_builds(monkeypatch, n, potrf_blocks, posv_blocks):
-    # Float32 four-warp tile blocks are built for seven blocks per SM (72 registers) up to
-    # four tile columns in potrf and three in the fused posv, else for four
-    # (tile_min_blocks, tile_posv_min_blocks): the build each order runs by default
-    # (float32 65..96 on tile4 since the forty-seventh round), and its results against
-    # torch (the forced-family tests run the same builds at more orders).
-    for switch in ("BATCHCHOL_POSV_FUSED_MAX_K", "BATCHCHOL_POTRF_KERNEL"):
+@pytest.mark.parametrize("dtype,n,mma,potrf_build,posv_build", [
+    (torch.float32, 65, None, "float, 128, false, false, 7", "float, 128, false, 7"),
+    (torch.float32, 96, None, "float, 128, false, false, 7", "float, 128, false, 7"),
+    (torch.float32, 97, None, "float, 128, false, false, 7", "float, 128, false, 4"),
+    (torch.float32, 128, None, "float, 128, false, false, 7", "float, 128, false, 4"),
+    (torch.float32, 129, None, "float, 128, false, false, 4", "float, 128, false, 4"),
+    (torch.float32, 160, None, "float, 128, false, false, 4", "float, 128, false, 4"),
+    (torch.float64, 96, "1", "double, 128, true, false, 4", "double, 128, true, 4"),
+    (torch.float64, 97, "1", "double, 128, true, true, 3", None),
+    (torch.float64, 128, "1", "double, 128, true, true, 3", None),
+    (torch.float64, 128, "0", "double, 256, false, false, 2", "double, 256, false, 2")],
+    ids=str)
+def test_tile4_builds(monkeypatch, dtype, n, mma, potrf_build, posv_build):
+    # The four-warp tile blocks' builds (tile_min_blocks, tile_posv_min_blocks): float32 on
+    # the unpacked stage built for seven blocks per SM (72 registers) up to four tile
+    # columns in potrf and three in the fused posv, else for four; float64 97..128 with
+    # the MMA update on the packed stage built for three (168 registers), where posv_solve
+    # runs potrf + potrs (posv_build None: the fused posv has no packed form, and lost to
+    # them, posv_tile_warps); with the FMA update (BATCHCHOL_TILE_MMA=0) both keep
+    # eight-warp unpacked blocks (tile_fixed_warps). The build each order runs by default
+    # (float32 65..96 on tile4 since the forty-seventh round, float64 97..128 since the
+    # forty-eighth), and its results against torch (the forced-family tests run the same
+    # builds at more orders).
+    for switch in ("BATCHCHOL_POSV_FUSED_MAX_K", "BATCHCHOL_POTRF_KERNEL", "BATCHCHOL_TILE_MMA"):
         monkeypatch.delenv(switch, raising=False)
+    if mma == "1" and torch.cuda.get_device_capability()[0] < 8:
+        pytest.skip("the float64 MMA needs sm_80 or later")
+    if mma is not None:
+        monkeypatch.setenv("BATCHCHOL_TILE_MMA", mma)
     optin = getattr(torch.cuda.get_device_properties(0), "shared_memory_per_block_optin", 232448)
-    if _tile_smem_bytes(n, 4) + 32 * ((n + 31) // 32) * 4 > optin:
+    size = dtype.itemsize
+    if _tile_smem_bytes(n, size) + 32 * ((n + 31) // 32) * size > optin:
         pytest.skip("the tiles of this order do not fit this device's shared memory")
-    A = make_spd((5,), n, torch.float32, "cuda", cond=100.0)
-    A[2] = break_minor(A[2], n - 3).to(torch.float32)
+    A = make_spd((5,), n, dtype, "cuda", cond=100.0)
+    A[2] = break_minor(A[2], n - 3).to(dtype)
+    good = [0, 1, 3, 4]
     for upper in (False, True):
         A_in = fill_other_triangle(A, upper, float("nan"))
         names = cuda_kernel_names(lambda: ops.potrf(A_in, upper))
-        build = f"potrf_tile_kernel<float, 128, false, false, {potrf_blocks}>"
-        assert len(names) == 1 and build in names[0], names
+        assert len(names) == 1 and f"potrf_tile_kernel<{potrf_build}>" in names[0], names
         L, info = ops.potrf(A_in, upper)
         assert info.tolist() == [0, 0, n - 3, 0, 0]
-        assert_factor_ok(A[[0, 1, 3, 4]], L[[0, 1, 3, 4]], info[[0, 1, 3, 4]], upper)
-        B = make_rhs((5, n, 1), torch.float32, "cuda")
+        assert_factor_ok(A[good], L[good], info[good], upper)
+        B = make_rhs((5, n, 1), dtype, "cuda")
         names = cuda_kernel_names(lambda: ops.posv_solve(A_in, B, upper))
-        build = f"posv_tile_kernel<float, 128, false, {posv_blocks}>"
-        assert len(names) == 1 and build in names[0], names
+        if posv_build is None:
+            assert any(f"potrf_tile_kernel<{potrf_build}>" in k for k in names), names
+            assert not any("posv_tile_kernel" in k for k in names), names
+        else:
+            assert len(names) == 1 and f"posv_tile_kernel<{posv_build}>" in names[0], names
         X, info = ops.posv_solve(A_in, B, upper)
         assert info.tolist() == [0, 0, n - 3, 0, 0]
-        good = [0, 1, 3, 4]
         ref = torch.linalg.solve(to_ref(A[good]), to_ref(B[good]))
-        assert_close_rel(X[good], ref, tol(torch.float32, n, cond2(A[good])), f"n={n}")
+        assert_close_rel(X[good], ref, tol(dtype, n, cond2(A[good])), f"n={n}")
 
 
 def _assert_one_kernel(fn, family):

@@ -182,6 +182,38 @@ def test_potrf_vbatched_cuda_streams_agree(monkeypatch, family, dtype):
                                    msg=f"{width} streams")
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("family", ["tile", "tile-one"])
+@pytest.mark.parametrize("upper", [False, True])
+def test_potrf_vbatched_cuda_four_tile_columns(monkeypatch, family, upper):
+    # Float64 matrices of four tile columns (97..128) keep eight-warp tile blocks on the
+    # unpacked stage in ragged batches (tile_warps; the fixed-size dispatch packs four-warp
+    # blocks there, tile_fixed_warps), in their own group's launch (tile) or in one launch
+    # with the three-tile-column group (tile-one). Failing minors at tile edges; every
+    # factor against its matrix. The launches are checked by kernel name.
+    if torch.cuda.get_device_capability()[0] < 8:
+        pytest.skip("the float64 MMA update (the default build) needs sm_80 or later")
+    monkeypatch.delenv("BATCHCHOL_TILE_MMA", raising=False)
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
+    sizes = [128, 97, 70, 120, 65, 100, 96, 127, 81, 112, 1, 40, 128, 99]
+    c = RaggedCase(sizes, torch.float64, "cuda", cond=100.0)
+    fails = {3: 33, 5: 97, 12: 128}  # matrix: failing minor
+    A = c.A.clone()
+    for i, m in fails.items():
+        A[int(c.offsets[i]) + (m - 1) * (sizes[i] + 1)] = -1.0
+    names = cuda_kernel_names(lambda: ops.potrf_vbatched(A, c.n.cuda(), c.offsets.cuda(), 128,
+                                                         upper))
+    tiles = [k for k in names if "potrf_tile_list_kernel<" in k]
+    four = [k for k in tiles if "potrf_tile_list_kernel<double, 256, true, false, 2>" in k]
+    assert len(four) == 1 and len(tiles) == (1 if family == "tile-one" else 2), names
+    L, info = ops.potrf_vbatched(A, c.n.cuda(), c.offsets.cuda(), 128, upper)
+    assert info.tolist() == [fails.get(i, 0) for i in range(len(sizes))]
+    check_outside_is_zero(L, sizes, c.offsets)
+    for i, (Ai, Li) in enumerate(zip(c.spd, blocks_of(L, sizes, c.offsets))):
+        if i not in fails:
+            assert_backward_error(Ai, Li, upper, what=f"n={sizes[i]}")
+
+
 def _skewed_case(dtype, small, large, max_n, seed):
     """`small` dominant matrices of orders 0..40 and `large` of 33..max_n (max_n among
     them), shuffled, built on the GPU; one large matrix fails at minor 40."""

@@ -415,18 +415,19 @@ def listed_workload(quick):
 
 def tile_workload():
     """The tile2, tile4, tile and tile16 families forced, float64 with the trailing updates
-    on the MMAs and on the FMA pipes (BATCHCHOL_TILE_MMA=0) and float32, at two, four, five / seven
-    and six / eight tile columns (float64 five and float32 seven on tile: the packed
-    stage, tile_packed.cuh; a failing minor five rows from the end), both triangles; and
-    ragged batches of 24 matrices on the listed tile launches
+    on the MMAs and on the FMA pipes (BATCHCHOL_TILE_MMA=0) and float32, at two, four, five
+    / seven and six / eight tile columns (float64 four on tile4, float64 five and float32
+    seven on tile: the packed stage, tile_packed.cuh; a failing minor five rows from the
+    end), both triangles; and ragged batches of 24 matrices on the listed tile launches
     (BATCHCHOL_VBATCHED_KERNEL=tile, one launch per group), lower only, float64 up to 190
     and float32 up to 250 (groups on all three widths). Their grids hold a block per
     matrix: the blocks' loop over their group (a stage refilled by the next matrix's
     copies) needs more matrices than four waves of resident blocks, too many for
     racecheck's pace, and is not covered here; nor is tile-one (matrices of several tile
     counts in one packed launch). Then the fused tile posv at float64 40 (tile4
-    forced), 70, 100, 128 and float32 70 (its own build: tile_posv_min_blocks), 100, 170,
-    192, one, two and five columns, posv and posv_solve (BATCHCHOL_POSV_FUSED_MAX_K=4096)."""
+    forced), 70, 100, 128 (tile forced) and float32 70 (its own build:
+    tile_posv_min_blocks), 100, 170, 192, one, two and five columns, posv and posv_solve
+    (BATCHCHOL_POSV_FUSED_MAX_K=4096)."""
     import os
 
     from torch_batchchol import ragged
@@ -446,13 +447,16 @@ def tile_workload():
     os.environ.pop("BATCHCHOL_POTRF_KERNEL")
     # The fused tile posv (tile_posv.cu) at its orders, one, two and five columns (more
     # than a four-warp block's warps), with L (posv, fused by the switch) and without;
-    # float64 40 on forced tile4 (two tile columns).
+    # float64 40 on forced tile4 (two tile columns), 100 and 128 on forced tile.
     os.environ["BATCHCHOL_POSV_FUSED_MAX_K"] = "4096"
     for dtype, mma in cases:
         os.environ["BATCHCHOL_TILE_MMA"] = mma
         for n in (40, 70, 100, 128) if dtype == torch.float64 else (70, 100, 170, 192):
             if n == 40:
                 os.environ["BATCHCHOL_POTRF_KERNEL"] = "tile4"
+            elif dtype == torch.float64 and n > 96:
+                # (tile4's packed default there runs potrf + potrs: posv_tile_warps)
+                os.environ["BATCHCHOL_POTRF_KERNEL"] = "tile"
             else:
                 os.environ.pop("BATCHCHOL_POTRF_KERNEL", None)
             A = random_spd((2,), n, dtype)

@@ -41,9 +41,10 @@ void launch_registers(const T* A, T* L, int* info, int64_t batch, int n, bool up
 // past 32, warp64_chol.cuh; real dtypes up to 64 in float32, 48 in float64) and
 // registers for small n; wide (only where forced, or where the tiles do not fit;
 // wide_chol.cuh); tile2, tile4, tile and tile16 (2, 4, 8 and 16 warps a block, real
-// dtypes up to 192 / 320, tile_chol.cuh; by default float64 49..64, 65..96, 97..160
-// (129..160 on the packed stage, tile_packed.cuh) and none, float32 none, 65..160,
-// 161..224 (193..224 packed) and 225..320);
+// dtypes up to 192 / 320, tile_chol.cuh; by default float64 49..64, 65..128 (97..128 on
+// the packed stage, tile_packed.cuh, with the MMA update; without it tile takes them),
+// 129..160 (packed) and none, float32 none, 65..160, 161..224 (193..224 packed) and
+// 225..320);
 // left-looking in one launch or one launch per panel (potrf_left_kernels.cuh); shared
 // and blocked (potrf_kernels.cuh).
 enum class PotrfKernel {
@@ -137,8 +138,9 @@ PotrfKernel choose_potrf_kernel(int n) {
       !potrf_kernel_applies<T>(PotrfKernel::kTile4, n))
     return PotrfKernel::kWide;
   // tile (whole lower triangle in shared memory): 4 warps while three blocks fit an SM
-  // (tile4; 2 for float64's two tile columns, tile2), 8 while two do, 16 once one does
-  // (tile_warps, tile_launch.h). Since the
+  // (tile4; 2 for float64's two tile columns, tile2; float64 97..128 on tile4's packed
+  // stage with the MMA update since the forty-eighth round), 8 while two do, 16 once one
+  // does (tile_fixed_warps, tile_launch.h). Since the
   // pivot chain left its square roots to the end (2026-11-24) tile beat blocked at every
   // float64 order from 65 to 128 (H100, tune_potrf: 96 1.15 vs 1.54 ms, 128 1.75 vs
   // 2.46) and tile16 every float32 order from 193 (256 6.38 vs 7.20; float32 65..96
@@ -158,7 +160,7 @@ PotrfKernel choose_potrf_kernel(int n) {
   const bool tile_past_128 = f64_tile_order_past_128<T>(n) && tile_float64_mma();
   const bool blocked_range = std::is_same_v<T, double> && n > 128 && !tile_past_128;
   if (potrf_kernel_applies<T>(PotrfKernel::kTile, n) && !blocked_range) {
-    const int warps = tile_warps<T>(n);
+    const int warps = tile_fixed_warps<T>(n);
     if (warps == 16) return PotrfKernel::kTile16;
     if (warps == 2) return PotrfKernel::kTile2;
     return warps == 4 ? PotrfKernel::kTile4 : PotrfKernel::kTile;
@@ -237,7 +239,13 @@ int posv_tile_warps(int n) {
     // (posv_fuses_wide holds only where potrf runs wide, warp or tile2, so never here.)
     if (n <= 32 || n > tile_posv_max_n<T>()) return 0;
     const PotrfKernel choice = choose_potrf_kernel<T>(n);
-    if (choice == PotrfKernel::kTile4) return 4;
+    // Where potrf packs its four-warp blocks (float64 97..128 with the MMA update), potrf
+    // + potrs beat the fused kernel, which has no packed form (eight unpacked warps there):
+    // H200, posv_solve, one column, fused / not (BATCHCHOL_POSV_FUSED_MAX_K=0), one
+    // process: 100,000 systems, 97 14.66 / 13.45 ms, 112 14.90 / 13.61, 128 15.07 / 14.52;
+    // 20,000 of 128 3.056 / 2.988; at 96, where potrf runs unpacked tile4, 7.46 / 8.71
+    // (results/h200-2026-11-28-round48-tile4-packed-ab.txt).
+    if (choice == PotrfKernel::kTile4) return tile_packs<T>((n + 31) / 32, 4) ? 0 : 4;
     if (choice == PotrfKernel::kTile) return 8;
   }
   return 0;

@@ -28,9 +28,11 @@ template <typename T>
 bool posv_fuses_wide(int n);
 
 // Warps per block of the tile family's fused posv for order n (tile_posv.cu): 4 or 8
-// where launch_potrf<T> runs tile4 or tile on the unpacked stage (float64 65..128 by the
-// size dispatch, float32 65..192; forced, float64 from 33) and posv does not fuse on
-// wide; 0 elsewhere (tile2 included: the fused kernel has no two-warp form).
+// where launch_potrf<T> runs tile4 or tile on the unpacked stage (float64 65..96 by the
+// size dispatch, and 97..128 without the MMA update; float32 65..192; forced, float64
+// from 33) and posv does not fuse on wide; 0 elsewhere (tile2 included: the fused kernel
+// has no two-warp form; and potrf's packed four-warp blocks, float64 97..128 with the
+// MMA update: potrf + potrs beat the fused kernel there).
 template <typename T>
 int posv_tile_warps(int n);
 

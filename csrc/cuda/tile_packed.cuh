@@ -1,7 +1,8 @@
 // The tile family's packed stage (tile_chol.cuh's loop with two tiles fewer a block),
-// for the orders where that lifts the blocks per SM on sm_90 (tile_packs): float64 five
-// tile columns (129..160: 2 blocks of 8 warps where the whole triangle fit one) and
-// float32 seven (193..224: likewise).
+// for the orders where that lifts the blocks per SM on sm_90 (tile_launch.h's tile_packs):
+// float64 four tile columns (97..128, fixed-size batches with the MMA update: 3 blocks of
+// 4 warps where the whole triangle fit two of 4 or 8), float64 five (129..160: 2 blocks of
+// 8 warps where the whole triangle fit one) and float32 seven (193..224: likewise).
 //
 // The two tiles: (1) the panel solve's operand, L_kk^T, goes into diagonal tile k's
 // upper part (scratch until then; no update touches a diagonal tile once it is
@@ -19,7 +20,8 @@
 // results/h200-2026-11-28-packed-probe.txt; same bits): its chain compiles to more
 // instructions a step, and float64's deferred update sits in a panel phase. Where it
 // doubles the blocks per SM it gains: float64 160 2.77 ms (16 warps, one block) -> 2.45
-// (two of 8 warps).
+// (two of 8 warps); and from two blocks to three: float64 128 1.287 ms (8 warps unpacked)
+// -> 1.122 (4 packed; results/h200-2026-11-28-round48-tile4-packed-probe.txt).
 #pragma once
 
 #include "cuda/tile_chol.cuh"
@@ -28,13 +30,6 @@
 
 namespace batchchol {
 namespace cuda {
-
-// Whether order nt (tile columns) runs the packed stage, with 8-warp blocks
-// (tile_launch.h's tile_warps gives 8 there).
-template <typename T>
-__host__ __device__ constexpr bool tile_packs(int nt) {
-  return (std::is_same_v<T, double> && nt == 5) || (std::is_same_v<T, float> && nt == 7);
-}
 
 // Entry (i, j) of the working matrix W (A for a lower factor, A^T for an upper one) of
 // the n x n source a, the identity past n: what the stage holds.

@@ -17,9 +17,17 @@ namespace batchchol {
 namespace cuda {
 namespace {
 
-// The fused posv keeps the whole factor on the unpacked stage: no packed order in range.
-static_assert(!tile_packs<double>(tile_posv_max_n<double>() / kTile) &&
-                  !tile_packs<float>(tile_posv_max_n<float>() / kTile),
+// The fused posv keeps the whole factor on the unpacked stage: no order in range packs
+// at its widths, 8 warps or float32's 4 (float64 97..128 packs at 4: posv_tile_warps
+// gives those orders 8 or none, and the launch checks).
+template <typename T>
+constexpr bool tile_posv_never_packs() {
+  for (int nt = 1; nt <= tile_posv_max_n<T>() / kTile; ++nt) {
+    if (tile_packs<T>(nt, 8) || (std::is_same_v<T, float> && tile_packs<T>(nt, 4))) return false;
+  }
+  return true;
+}
+static_assert(tile_posv_never_packs<double>() && tile_posv_never_packs<float>(),
               "the tile posv's orders would run the packed stage");
 
 // One system per block: B, X [batch, n, k]; L may be null (posv_solve: the factor never
@@ -59,19 +67,19 @@ __global__ void __launch_bounds__(NT, kMinBlocks)
 template <typename T>
 void launch_posv_tile_any(const T* A, const T* B, T* X, T* L, int* info, int64_t batch, int n,
                           int k, bool upper, int warps, cudaStream_t stream) {
-  TORCH_CHECK(n >= 1 && n <= tile_posv_max_n<T>() && k >= 1 && batch <= INT32_MAX &&
-                  (warps == 4 || warps == 8),
-              "batchchol: the tile posv kernel does not serve n = ", std::to_string(n),
-              ", k = ", std::to_string(k));
   const int nt = (n + kTile - 1) / kTile;
+  TORCH_CHECK(n >= 1 && n <= tile_posv_max_n<T>() && k >= 1 && batch <= INT32_MAX &&
+                  (warps == 4 || warps == 8) && !tile_packs<T>(nt, warps),
+              "batchchol: the tile posv kernel does not serve n = ", std::to_string(n),
+              ", k = ", std::to_string(k), " with ", std::to_string(warps), " warps");
   const size_t smem = tile_posv_smem_bytes(n, k, sizeof(T));
   TORCH_CHECK(smem <= max_dynamic_smem(), "batchchol: the tile posv kernel needs ",
               std::to_string(smem), " bytes of shared memory for n = ", std::to_string(n));
-  // Only the 4- and 8-warp instances are built (the check above).
-  with_tile_variant<T>(warps, /*packed=*/false, [&](auto threads, auto mma, auto) {
+  // Only the 4- and 8-warp instances on the unpacked stage are built (the check above).
+  const auto launch = [&](auto threads, auto mma, auto) {
     constexpr int NT = decltype(threads)::value;
     if constexpr (NT == 128 || NT == 256) {
-      with_tile_min_blocks<T, NT>(tile_posv_min_blocks<T, NT>(nt), [&](auto blocks) {
+      with_tile_min_blocks<T, NT, false>(tile_posv_min_blocks<T, NT>(nt), [&](auto blocks) {
         auto kernel = posv_tile_kernel<T, NT, decltype(mma)::value, decltype(blocks)::value>;
         allow_dynamic_smem(kernel, smem);
         kernel<<<static_cast<unsigned>(batch), NT, smem, stream>>>(A, B, X, L, info, n, nt, k,
@@ -79,7 +87,8 @@ void launch_posv_tile_any(const T* A, const T* B, T* X, T* L, int* info, int64_t
         C10_CUDA_KERNEL_LAUNCH_CHECK();
       });
     }
-  });
+  };
+  with_tile_variant<T, /*kPackedFour=*/false>(warps, /*packed=*/false, launch);
 }
 
 }  // namespace

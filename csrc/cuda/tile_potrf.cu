@@ -94,7 +94,7 @@ void launch_tile(const T* A, T* L, int* info, int64_t batch, int n, bool upper,
   const size_t smem = tile_smem_bytes(n, sizeof(T), kPacked);
   TORCH_CHECK(smem <= max_dynamic_smem(), "batchchol: the tile potrf kernel needs ",
               std::to_string(smem), " bytes of shared memory for n = ", std::to_string(n));
-  with_tile_min_blocks<T, NT>(tile_min_blocks<T, NT>(nt), [&](auto blocks) {
+  with_tile_min_blocks<T, NT, kPacked>(tile_min_blocks<T, NT, kPacked>(nt), [&](auto blocks) {
     auto kernel = potrf_tile_kernel<T, NT, kMma, kPacked, decltype(blocks)::value>;
     allow_dynamic_smem(kernel, smem);
     kernel<<<static_cast<unsigned>(batch), NT, smem, stream>>>(A, L, info, n, nt, upper);
@@ -118,7 +118,8 @@ void launch_tile_list(const T* A, T* L, int* info, const RaggedBatch& rb, const 
   // only sets how many matrices each block loops over (on a host with GPUs of different
   // kinds, the first one's value sizes every grid: a cost in speed, not in results).
   static std::atomic<int> per_sm_of[kMaxNt + 1] = {};
-  with_tile_min_blocks<T, NT>(tile_min_blocks<T, NT>(nt_max), [&](auto blocks) {
+  const int build = tile_min_blocks<T, NT, kPacked>(nt_max);  // the kernel's blocks per SM
+  with_tile_min_blocks<T, NT, kPacked>(build, [&](auto blocks) {
     auto kernel = potrf_tile_list_kernel<T, NT, kMma, kPacked, decltype(blocks)::value>;
     allow_dynamic_smem(kernel, smem);
     int per_sm = per_sm_of[nt_max].load(std::memory_order_relaxed);
@@ -140,11 +141,12 @@ void launch_tile_any(const T* A, T* L, int* info, int64_t batch, int n, bool upp
                      cudaStream_t stream) {
   TORCH_CHECK(n >= 1 && n <= tile_max_n<T>(), "batchchol: the tile potrf kernels do not serve n = ",
               std::to_string(n));
-  const bool packed = tile_packs<T>((n + kTile - 1) / kTile);
-  with_tile_variant<T>(warps, packed, [&](auto threads, auto mma, auto pack) {
+  const bool packed = tile_packs<T>((n + kTile - 1) / kTile, warps);
+  const auto launch = [&](auto threads, auto mma, auto pack) {
     launch_tile<T, decltype(threads)::value, decltype(mma)::value, decltype(pack)::value>(
         A, L, info, batch, n, upper, stream);
-  });
+  };
+  with_tile_variant<T, /*kPackedFour=*/true>(warps, packed, launch);
 }
 
 template <typename T>
@@ -154,11 +156,12 @@ void launch_tile_groups_any(const T* A, T* L, int* info, const RaggedBatch& rb,
   TORCH_CHECK(0 <= g_lo && g_lo <= g_hi && g_hi < tg.groups && tg.stride == 0 &&
                   kTile * tg.nt_hi <= tile_max_n<T>(),
               "batchchol: bad tile groups for the tile potrf kernels");
-  const bool packed = tile_packs<T>(tg.nt_hi - g_lo);
-  with_tile_variant<T>(warps, packed, [&](auto threads, auto mma, auto pack) {
+  const bool packed = tile_packs<T>(tg.nt_hi - g_lo, warps);
+  const auto launch = [&](auto threads, auto mma, auto pack) {
     launch_tile_list<T, decltype(threads)::value, decltype(mma)::value, decltype(pack)::value>(
         A, L, info, rb, tg, g_lo, g_hi, upper, stream);
-  });
+  };
+  with_tile_variant<T, /*kPackedFour=*/false>(warps, packed, launch);
 }
 
 }  // namespace
