@@ -125,7 +125,7 @@ bool tile_float64_mma();
 // stage's 90 KB fit two (of 8 warps, or of 4: 1.359 ms for 128, same file). Built for
 // three (tile_min_blocks), same bits. H200, 10,000 matrices, 8 warps unpacked / 4 packed:
 // tools/tile_packed_probe.cu (results/h200-2026-11-28-round48-tile4-packed-probe.txt), 97
-// 1.244 / 1.058 ms, 112 1.272 / 1.090, 128 1.287 / 1.122; tools/ab_env.py, one process
+// 1.244 / 1.058 ms, 112 1.274 / 1.090, 128 1.287 / 1.122; tools/ab_env.py, one process
 // (...-round48-tile4-packed-ab.txt), 97 1.257 / 1.072, 112 1.283 / 1.100, 128 1.308 /
 // 1.140. Not with the FMA update (BATCHCHOL_TILE_MMA=0: 100 1.450 / 1.480, 128 1.462 /
 // 1.526, same file), and not in ragged batches, whose group of four tile columns lost
