@@ -3,9 +3,9 @@
 // only). The packed stage holds two tiles fewer, so at some orders another block fits an
 // SM's shared memory, if the registers allow it: each variant is built for a block count
 // (__launch_bounds__' second argument) and prints the registers, stack and blocks per SM
-// it got. Every variant factors the same matrices; its factor is compared bit for bit with
-// the first variant's of the same update form (the stages run the same operations on
-// every entry).
+// it got. The kernel is the library's (tile_factor.cuh's potrf_tile_kernel). Every
+// variant factors the same matrices; its factor is compared bit for bit with the first
+// variant's of the same update form (the stages run the same operations on every entry).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Icsrc $(python3 -c 'import
 //     torch.utils.cpp_extension as c; print(" ".join("-I" + p for p in c.include_paths()))')
@@ -24,47 +24,11 @@
 #include <cstring>
 #include <vector>
 
-#include "cuda/async_copy.cuh"
-#include "cuda/batch_layout.cuh"
-#include "cuda/tile_chol.cuh"
-#include "cuda/tile_packed.cuh"
+#include "cuda/tile_factor.cuh"
 #include "cuda/tile_stage.cuh"
+#include "probe_check.h"
 
 using namespace batchchol::cuda;
-
-#define CHECK(x)                                                                     \
-  do {                                                                               \
-    cudaError_t e_ = (x);                                                            \
-    if (e_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
-
-// tile_potrf.cu's fixed-size kernel (its arguments too: a compile-time `upper` changed the
-// register allocation), its build choices as template arguments.
-template <typename T, int NT, bool kMma, bool kPacked, int kMinBlocks>
-__global__ void __launch_bounds__(NT, kMinBlocks)
-    probe_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info, int n,
-                 int nt, bool upper) {
-  extern __shared__ __align__(16) unsigned char tile_smem_raw[];
-  __shared__ int info_s;
-  const TileSmem<T, kPacked> sm(tile_smem_raw, nt);
-  const int64_t b = blockIdx.x;
-  const int64_t nn = int64_t(n) * n;
-  const T* a = A + b * nn;
-  tile_stage_in<T, NT, kPacked>(sm.s, a, n, nt, upper);
-  __syncthreads();
-  const TileSegmentOut<T, kPacked> out{L + b * nn, sm.s, n, nt, upper};
-  int inf;
-  if constexpr (kPacked) {
-    inf = tile_potrf_packed<T, kMma>(sm.s, sm.cb, nt, &info_s, a, n, upper, out);
-  } else {
-    inf = tile_potrf<T, kMma>(sm.s, sm.col, sm.cb, nt, &info_s, out);
-  }
-  if (threadIdx.x == 0) info[b] = inf;
-  out.segment(nt - 1, threadIdx.x, NT);
-}
 
 template <typename T>
 struct Probe {
@@ -96,7 +60,7 @@ struct Probe {
 
   template <int NT, bool kMma, bool kPacked, int kMinBlocks>
   void run(const char* name) {
-    auto kernel = probe_kernel<T, NT, kMma, kPacked, kMinBlocks>;
+    auto kernel = potrf_tile_kernel<T, NT, kMma, kPacked, kMinBlocks>;
     const size_t smem = tile_smem_bytes(n, sizeof(T), kPacked);
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     int per_sm = 0;

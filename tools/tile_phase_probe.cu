@@ -34,17 +34,9 @@
 
 #include "cuda/tile_chol.cuh"
 #include "cuda/tile_stage.cuh"
+#include "probe_check.h"
 
 using namespace batchchol::cuda;
-
-#define CHECK(x)                                                                     \
-  do {                                                                               \
-    cudaError_t e_ = (x);                                                            \
-    if (e_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
 
 // Phases left out, or kLookahead: step k's update in two parts, tile column k + 1 first
 // (all warps), the rest beside the next diagonal tile's chain (warps 1..), as many block
