@@ -289,8 +289,8 @@ def test_tile_update_mma(monkeypatch, family, upper):
         for mma in ("1", "0"):
             monkeypatch.setenv("BATCHCHOL_TILE_MMA", mma)
             names = cuda_kernel_names(lambda: out.__setitem__(mma, ops.potrf(A_in, upper)))
-            # The kernel sits in an anonymous namespace: its name holds "(anonymous
-            # namespace)", so the template arguments are taken by pattern.
+            # The template arguments are taken by pattern from the demangled name (its
+            # namespace and parameter list around them).
             ran = re.findall(r"potrf_tile_kernel<[^<>]*\b(true|false), (?:true|false), \d+>",
                              " ".join(names))
             assert ran and set(ran) == {"true" if mma == "1" else "false"}, (n, names)
