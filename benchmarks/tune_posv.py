@@ -3,7 +3,8 @@
   - BATCHCHOL_POSV_FUSED_MAX_K: the most right-hand sides for which posv and posv_solve
     run a fused kernel instead of potrf + potrs (the warp family's for n <= 32 and float32
     up to 64, the wide family's two-warp one for float64 33..64, the tile family's for
-    float64 65..128 and float32 65..192; sizes past those are skipped); measured
+    float64 65..96 and float32 65..192; float64 97..128 fuse only without the MMA update,
+    else both arms run potrf + potrs there; sizes past 128 / 192 are skipped); measured
     with it at 0 (never fused) and at 4096 (always), for each op, n and k. posv writes L
     either way; posv_solve keeps the fused kernel's factor on chip, so its crossover is
     higher. posv_vbatched (the warp family's ragged pass, max_n <= 32) takes posv's

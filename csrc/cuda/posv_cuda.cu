@@ -1,8 +1,9 @@
 // POSV on CUDA: one fused kernel for n <= 32 (the factorization in registers; the warp
 // family for the real dtypes), float32 33..64 (warp64), float64 33..64 (the two-warp wide
-// kernel) and float64 65..128 and float32 65..192 (the tile family on its unpacked
-// stage; float64 posv_solve only); potrf + potrs otherwise (and when A is broadcast over
-// several right-hand-side batches). posv_solve runs the same kernels without writing L.
+// kernel) and float64 65..96 (65..128 without the MMA update) and float32 65..192 (the
+// tile family on its unpacked stage; float64 posv_solve only: posv_tile_warps); potrf +
+// potrs otherwise (and when A is broadcast over several right-hand-side batches).
+// posv_solve runs the same kernels without writing L.
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>

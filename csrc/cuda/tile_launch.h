@@ -133,7 +133,7 @@ bool tile_float64_mma();
 // 0.474 / 0.541; gaussian 3.631 / 3.980; skewed 0.232 / 0.238; same file; not profiled).
 template <typename T>
 int tile_fixed_warps(int n) {
-  if (std::is_same_v<T, double> && n > 96 && n <= 128 && tile_float64_mma()) return 4;
+  if (tile_packs<T>((n + 31) / 32, 4) && tile_float64_mma()) return 4;
   return tile_warps<T>(n);
 }
 
