@@ -186,10 +186,10 @@ def test_potrf_vbatched_cuda_streams_agree(monkeypatch, family, dtype):
 @pytest.mark.parametrize("family", ["tile", "tile-one"])
 @pytest.mark.parametrize("upper", [False, True])
 def test_potrf_vbatched_cuda_four_tile_columns(monkeypatch, family, upper):
-    # Float64 matrices of four tile columns (97..128) keep eight-warp tile blocks on the
-    # unpacked stage in ragged batches (tile_warps; the fixed-size dispatch packs four-warp
-    # blocks there, tile_fixed_warps), in their own group's launch (tile) or in one launch
-    # with the three-tile-column group (tile-one). Failing minors at tile edges; every
+    # Float64 matrices of four tile columns (97..128) run four-warp tile blocks on the
+    # packed stage in their own group's launch (tile; tile_fixed_warps, as in fixed-size
+    # batches) and eight-warp blocks on the unpacked stage in one launch with the
+    # three-tile-column group (tile-one; tile_warps). Failing minors at tile edges; every
     # factor against its matrix. The launches are checked by kernel name.
     if torch.cuda.get_device_capability()[0] < 8:
         pytest.skip("the float64 MMA update (the default build) needs sm_80 or later")
@@ -204,7 +204,8 @@ def test_potrf_vbatched_cuda_four_tile_columns(monkeypatch, family, upper):
     names = cuda_kernel_names(lambda: ops.potrf_vbatched(A, c.n.cuda(), c.offsets.cuda(), 128,
                                                          upper))
     tiles = [k for k in names if "potrf_tile_list_kernel<" in k]
-    four = [k for k in tiles if "potrf_tile_list_kernel<double, 256, true, false, 2>" in k]
+    build = "256, true, false, 2," if family == "tile-one" else "128, true, true, 3,"
+    four = [k for k in tiles if f"potrf_tile_list_kernel<double, {build}" in k]
     assert len(four) == 1 and len(tiles) == (1 if family == "tile-one" else 2), names
     L, info = ops.potrf_vbatched(A, c.n.cuda(), c.offsets.cuda(), 128, upper)
     assert info.tolist() == [fails.get(i, 0) for i in range(len(sizes))]

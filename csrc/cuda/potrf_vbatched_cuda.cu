@@ -185,7 +185,7 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
   } else {
     for (int g = 0; g < g_wide; ++g) {
       launch_potrf_tile_groups(A, L, info, rb, sg, g, g, upper,
-                               tile_warps<T>(kPanel * (sg.nt_hi - g)),
+                               tile_fixed_warps<T>(kPanel * (sg.nt_hi - g)),
                                streams.pole_first(next++));
     }
   }

@@ -27,7 +27,8 @@ constexpr int tile_max_n() {
 // registers a thread, three blocks of 8 warps would not fit the register file), 8 while
 // two do (float64 n <= 128, float32 n <= 192; and float64 129..160, float32 193..224 on
 // the packed stage, tile_packed.cuh), 16 beyond (H100 tuning, potrf_cuda.cu); the
-// ragged dispatch takes it from here, the fixed-size one from tile_fixed_warps (below).
+// ragged dispatch's launch of several tile groups (tile-one) takes it from here, the
+// fixed-size dispatch and the ragged launches of one group from tile_fixed_warps (below).
 // A block waits on its one-warp pivot chain for ~40% of its time, so another matrix per
 // SM gains more than the wider phases lose (H200, 10,000 matrices,
 // tools/tile_phase_probe.cu, same bits, results/h200-2026-11-28-tile4-probe.txt): float64
@@ -119,7 +120,8 @@ bool tile_fits(int n, size_t elem_size);
 // call). The size dispatch gives tile its float64 orders 129..160 only then.
 bool tile_float64_mma();
 
-// The fixed-size dispatch's width for order n: tile_warps's, except float64 97..128 (four
+// The width of a launch whose matrices all have order n's tile count (the fixed-size
+// dispatch, the ragged one's launch of one group): tile_warps's, except float64 97..128 (four
 // tile columns), which run four-warp blocks on the packed stage (tile_packs) where the
 // trailing updates run on the MMAs: 74.5 KB, three blocks per SM, where the unpacked
 // stage's 90 KB fit two (of 8 warps, or of 4: 1.359 ms for 128, same file). Built for
@@ -128,9 +130,12 @@ bool tile_float64_mma();
 // 1.244 / 1.058 ms, 112 1.274 / 1.090, 128 1.287 / 1.122; tools/ab_env.py, one process
 // (...-round48-tile4-packed-ab.txt), 97 1.257 / 1.072, 112 1.283 / 1.100, 128 1.308 /
 // 1.140. Not with the FMA update (BATCHCHOL_TILE_MMA=0: 100 1.450 / 1.480, 128 1.462 /
-// 1.526, same file), and not in ragged batches, whose group of four tile columns lost
-// with it (potrf_vbatched, Nmax = 128, uniform, 50,000 matrices 3.947 / 4.442 ms, 5,000
-// 0.474 / 0.541; gaussian 3.631 / 3.980; skewed 0.232 / 0.238; same file; not profiled).
+// 1.526, same file). The ragged dispatch's launches of one tile group take it too since
+// their list kernel calls the factorization instead of inlining it (tile_potrf.cu:
+// inlined, the packed list build spilled and lost, Nmax = 128 uniform 50,000 matrices
+// 3.947 -> 4.442 ms; called, 10,000 matrices of 97..128 1.750 ms with eight warps, 1.431
+// with four packed; results/h200-2026-11-28-round49-list-call-ab.txt). The ragged
+// launch of several groups (tile-one) keeps tile_warps.
 template <typename T>
 int tile_fixed_warps(int n) {
   if (tile_packs<T>((n + 31) / 32, 4) && tile_float64_mma()) return 4;
@@ -140,8 +145,9 @@ int tile_fixed_warps(int n) {
 // Calls f(integral_constant<int, NT>{}, integral_constant<bool, kMma>{},
 // integral_constant<bool, kPacked>{}) for NT = 32 * warps threads (2, 4, 8 or 16 warps),
 // kMma for float64 where tile_float64_mma() holds, kPacked where `packed` and 8 warps, or
-// 4 in float64 where kPackedFour (the fixed-size launches: only they pack four-warp
-// blocks, tile_fixed_warps; the widths the packed orders take: tile_packs). The kMma
+// 4 in float64 where kPackedFour (the potrf launches, fixed-size and ragged: they pack
+// four-warp blocks where tile_fixed_warps gives four; the fused posv has no packed form;
+// the widths the packed orders take: tile_packs). The kMma
 // instances exist on every architecture the build targets (a launched template's
 // arguments must not depend on __CUDA_ARCH__); below sm_80 dmma_m8n8k4 traps. Shared by
 // the potrf launches (tile_potrf.cu) and the fused posv's (tile_posv.cu).

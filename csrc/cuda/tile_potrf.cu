@@ -32,7 +32,31 @@ namespace {
 // grid, one block per SM looping, ran 17% slower at equal sizes.)
 constexpr int kTileListWaves = 4;
 
-template <typename T, int NT, bool kMma, bool kPacked, int kMinBlocks>
+// One matrix of a list, as a call (kCall) rather than inlined into the list kernel's
+// loop. Inlined, the loop's index and the matrix's order, offset and tile count stay live
+// through the factorization in registers (the fixed-size kernel reads its order from the
+// launch parameters) and the allocation spills: float64 four-warp packed blocks 76 bytes
+// of spill stores against none in the fixed-size kernel; ncu, 10,000 matrices of order
+// 128: 3.4 M local spill requests, 2.21-2.28 ms against 1.46 for the fixed-size kernel
+// (ncu's clocks), 0.27 issued warps per scheduler against 0.41. As a call, the loop's
+// state is saved once per matrix and the callee allocates as a kernel of its own.
+template <typename T, int NT, bool kMma, bool kPacked>
+__device__ __noinline__ void tile_factor_listed(const TileSmem<T, kPacked> sm, int* info_s,
+                                                const T* A, T* L, int n, int nt, bool upper,
+                                                int* info, int b) {
+  tile_factor_matrix<T, NT, kMma, kPacked>(sm, info_s, A, L, n, nt, upper, info, b);
+}
+
+// Whether the list kernel of NT threads calls tile_factor_listed: every build but the
+// sixteen-warp one. H200, tools/ab_env-style A/B in one process, same bits
+// (results/h200-2026-11-28-round49-list-call-ab.txt), 10,000 matrices, inlined / called,
+// ms: float64 65..96 1.166 / 0.937 (four warps), 129..160 3.454 / 2.493 (eight, packed),
+// float32 65..96 0.667 / 0.546, 129..160 2.486 / 1.762, 193..224 4.245 / 3.499; sixteen
+// warps lost as a call: float64 161..192 4.697 / 5.003-5.065, float32 225..256 5.983 /
+// 6.154.
+constexpr bool tile_list_calls(int threads) { return threads != 512; }
+
+template <typename T, int NT, bool kMma, bool kPacked, int kMinBlocks, bool kCall>
 __global__ void __launch_bounds__(NT, kMinBlocks)
     potrf_tile_list_kernel(const T* __restrict__ A, T* __restrict__ L, int* __restrict__ info,
                            const int64_t* __restrict__ offsets, const int* __restrict__ sizes,
@@ -47,8 +71,12 @@ __global__ void __launch_bounds__(NT, kMinBlocks)
     const int b = list[i];
     const int n = sizes[b];
     const int64_t o = offsets[b];
-    tile_factor_matrix<T, NT, kMma, kPacked>(sm, &info_s, A + o, L + o, n,
-                                             (n + kTile - 1) / kTile, upper, info, b);
+    const int nt = (n + kTile - 1) / kTile;
+    if constexpr (kCall) {
+      tile_factor_listed<T, NT, kMma, kPacked>(sm, &info_s, A + o, L + o, n, nt, upper, info, b);
+    } else {
+      tile_factor_matrix<T, NT, kMma, kPacked>(sm, &info_s, A + o, L + o, n, nt, upper, info, b);
+    }
     __syncthreads();  // the stage is refilled by the next matrix
   }
 }
@@ -86,7 +114,8 @@ void launch_tile_list(const T* A, T* L, int* info, const RaggedBatch& rb, const 
   static std::atomic<int> per_sm_of[kMaxNt + 1] = {};
   const int build = tile_min_blocks<T, NT, kPacked>(nt_max);  // the kernel's blocks per SM
   with_tile_min_blocks<T, NT, kPacked>(build, [&](auto blocks) {
-    auto kernel = potrf_tile_list_kernel<T, NT, kMma, kPacked, decltype(blocks)::value>;
+    auto kernel = potrf_tile_list_kernel<T, NT, kMma, kPacked, decltype(blocks)::value,
+                                         tile_list_calls(NT)>;
     allow_dynamic_smem(kernel, smem);
     int per_sm = per_sm_of[nt_max].load(std::memory_order_relaxed);
     if (per_sm == 0) {
@@ -127,7 +156,7 @@ void launch_tile_groups_any(const T* A, T* L, int* info, const RaggedBatch& rb,
     launch_tile_list<T, decltype(threads)::value, decltype(mma)::value, decltype(pack)::value>(
         A, L, info, rb, tg, g_lo, g_hi, upper, stream);
   };
-  with_tile_variant<T, /*kPackedFour=*/false>(warps, packed, launch);
+  with_tile_variant<T, /*kPackedFour=*/true>(warps, packed, launch);
 }
 
 }  // namespace
