@@ -1,7 +1,8 @@
 // The tile family's packed stage (tile_chol.cuh's loop with two tiles fewer a block),
 // for the orders where that lifts the blocks per SM on sm_90 (tile_launch.h's tile_packs):
-// float64 four tile columns (97..128, fixed-size batches with the MMA update: 3 blocks of
-// 4 warps where the whole triangle fit two of 4 or 8), float64 five (129..160: 2 blocks of
+// float64 four tile columns (97..128 with the MMA update, fixed-size batches and the
+// ragged launches of one size group: 3 blocks of 4 warps where the whole triangle fit
+// two of 4 or 8), float64 five (129..160: 2 blocks of
 // 8 warps where the whole triangle fit one) and float32 seven (193..224: likewise).
 //
 // The two tiles: (1) the panel solve's operand, L_kk^T, goes into diagonal tile k's

@@ -24,7 +24,7 @@ namespace {
 // a SizeGroups list (ragged_bins.h), whose groups hold at most nt_max tiles per side. The
 // group sizes are on the device, so a grid covering the whole batch has a block per
 // matrix of every size, nearly all of them leaving at once in a skewed batch, yet
-// passing through the SMs at two blocks per SM (order 128): 0.32 of 0.42 ms of kernels
+// passing through the SMs at two blocks per SM (order 128, eight warps then): 0.32 of 0.42 ms of kernels
 // for 500 matrices of order 128 among 50,000 float64 ones. The grid is capped at
 // kTileListWaves waves of resident blocks instead (H100, GPU time per call: that skewed
 // batch 396 -> 290 us, uniform 1..128 7.94 -> 7.87 ms, but 10,000 matrices all of order
@@ -37,8 +37,8 @@ constexpr int kTileListWaves = 4;
 // through the factorization in registers (the fixed-size kernel reads its order from the
 // launch parameters) and the allocation spills: float64 four-warp packed blocks 76 bytes
 // of spill stores against none in the fixed-size kernel; ncu, 10,000 matrices of order
-// 128: 3.4 M local spill requests, 2.21-2.28 ms against 1.46 for the fixed-size kernel
-// (ncu's clocks), 0.27 issued warps per scheduler against 0.41. As a call, the loop's
+// 128: 2.8-3.4 M local spill requests, 2.21-2.28 ms against 1.46 for the fixed-size
+// kernel (ncu's clocks), 0.27-0.28 issued warps per scheduler against 0.41. As a call, the loop's
 // state is saved once per matrix and the callee allocates as a kernel of its own.
 template <typename T, int NT, bool kMma, bool kPacked>
 __device__ __noinline__ void tile_factor_listed(const TileSmem<T, kPacked> sm, int* info_s,
