@@ -144,20 +144,19 @@ int tile_fixed_warps(int n) {
 
 // Calls f(integral_constant<int, NT>{}, integral_constant<bool, kMma>{},
 // integral_constant<bool, kPacked>{}) for NT = 32 * warps threads (2, 4, 8 or 16 warps),
-// kMma for float64 where tile_float64_mma() holds, kPacked where `packed` and 8 warps, or
-// 4 in float64 where kPackedFour (the potrf launches, fixed-size and ragged, pack where
-// their callers ask: tile_packs(nt, 4), float64 four tile columns, which tile_fixed_warps
-// gives with the MMA update and a forced tile4 with either update; the fused posv has no
-// packed form). The kMma
-// instances exist on every architecture the build targets (a launched template's
-// arguments must not depend on __CUDA_ARCH__); below sm_80 dmma_m8n8k4 traps. Shared by
-// the potrf launches (tile_potrf.cu) and the fused posv's (tile_posv.cu).
-template <typename T, bool kPackedFour, typename F>
+// kMma for float64 where tile_float64_mma() holds, kPacked where `packed` (the callers'
+// tile_packs: 8 warps, or 4 in float64, whose four tile columns tile_fixed_warps gives
+// with the MMA update and a forced tile4 with either update; the fused posv passes
+// false: it has no packed form). The kMma instances exist on every architecture the
+// build targets (a launched template's arguments must not depend on __CUDA_ARCH__);
+// below sm_80 dmma_m8n8k4 traps. Shared by the potrf launches (tile_potrf.cu) and the
+// fused posv's (tile_posv.cu).
+template <typename T, typename F>
 void with_tile_variant(int warps, bool packed, F&& f) {
   const auto threads = [&](auto mma) {
     if (warps == 16) return f(std::integral_constant<int, 512>{}, mma, std::false_type{});
     if (warps == 4) {
-      if constexpr (kPackedFour && std::is_same_v<T, double>) {
+      if constexpr (std::is_same_v<T, double>) {
         if (packed) return f(std::integral_constant<int, 128>{}, mma, std::true_type{});
       }
       TORCH_INTERNAL_ASSERT(!packed, "batchchol: no packed four-warp tile build here");

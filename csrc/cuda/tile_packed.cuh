@@ -2,8 +2,8 @@
 // for the orders where that lifts the blocks per SM on sm_90 (tile_launch.h's tile_packs):
 // float64 four tile columns (97..128 with the MMA update, fixed-size batches and the
 // ragged launches of one size group: 3 blocks of 4 warps where the whole triangle fit
-// two of 4 or 8), float64 five (129..160: 2 blocks of
-// 8 warps where the whole triangle fit one) and float32 seven (193..224: likewise).
+// two of 4 or 8), float64 five (129..160: 2 blocks of 8 warps where the whole triangle
+// fit one) and float32 seven (193..224: likewise).
 //
 // The two tiles: (1) the panel solve's operand, L_kk^T, goes into diagonal tile k's
 // upper part (scratch until then; no update touches a diagonal tile once it is

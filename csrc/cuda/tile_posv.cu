@@ -88,7 +88,7 @@ void launch_posv_tile_any(const T* A, const T* B, T* X, T* L, int* info, int64_t
       });
     }
   };
-  with_tile_variant<T, /*kPackedFour=*/false>(warps, /*packed=*/false, launch);
+  with_tile_variant<T>(warps, /*packed=*/false, launch);
 }
 
 }  // namespace

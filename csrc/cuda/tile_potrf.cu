@@ -24,12 +24,12 @@ namespace {
 // a SizeGroups list (ragged_bins.h), whose groups hold at most nt_max tiles per side. The
 // group sizes are on the device, so a grid covering the whole batch has a block per
 // matrix of every size, nearly all of them leaving at once in a skewed batch, yet
-// passing through the SMs at two blocks per SM (order 128, eight warps then): 0.32 of 0.42 ms of kernels
-// for 500 matrices of order 128 among 50,000 float64 ones. The grid is capped at
-// kTileListWaves waves of resident blocks instead (H100, GPU time per call: that skewed
-// batch 396 -> 290 us, uniform 1..128 7.94 -> 7.87 ms, but 10,000 matrices all of order
-// 128 3.03 -> 3.12 ms; results/h100-2026-11-24-tile-grid-cap-ab.txt). (A first persistent
-// grid, one block per SM looping, ran 17% slower at equal sizes.)
+// passing through the SMs at two blocks per SM (order 128, eight warps then): 0.32 of
+// 0.42 ms of kernels for 500 matrices of order 128 among 50,000 float64 ones. The grid is
+// capped at kTileListWaves waves of resident blocks instead (H100, GPU time per call: that
+// skewed batch 396 -> 290 us, uniform 1..128 7.94 -> 7.87 ms, but 10,000 matrices all of
+// order 128 3.03 -> 3.12 ms; results/h100-2026-11-24-tile-grid-cap-ab.txt). (A first
+// persistent grid, one block per SM looping, ran 17% slower at equal sizes.)
 constexpr int kTileListWaves = 4;
 
 // One matrix of a list, as a call (kCall) rather than inlined into the list kernel's
@@ -38,8 +38,9 @@ constexpr int kTileListWaves = 4;
 // launch parameters) and the allocation spills: float64 four-warp packed blocks 76 bytes
 // of spill stores against none in the fixed-size kernel; ncu, 10,000 matrices of order
 // 128: 2.8-3.4 M local spill requests, 2.21-2.28 ms against 1.46 for the fixed-size
-// kernel (ncu's clocks), 0.27-0.28 issued warps per scheduler against 0.41. As a call, the loop's
-// state is saved once per matrix and the callee allocates as a kernel of its own.
+// kernel (ncu's clocks), 0.27-0.28 issued warps per scheduler against 0.41. As a call,
+// the loop's state is saved once per matrix and the callee allocates as a kernel of its
+// own.
 template <typename T, int NT, bool kMma, bool kPacked>
 __device__ __noinline__ void tile_factor_listed(const TileSmem<T, kPacked> sm, int* info_s,
                                                 const T* A, T* L, int n, int nt, bool upper,
@@ -141,7 +142,7 @@ void launch_tile_any(const T* A, T* L, int* info, int64_t batch, int n, bool upp
     launch_tile<T, decltype(threads)::value, decltype(mma)::value, decltype(pack)::value>(
         A, L, info, batch, n, upper, stream);
   };
-  with_tile_variant<T, /*kPackedFour=*/true>(warps, packed, launch);
+  with_tile_variant<T>(warps, packed, launch);
 }
 
 template <typename T>
@@ -156,7 +157,7 @@ void launch_tile_groups_any(const T* A, T* L, int* info, const RaggedBatch& rb,
     launch_tile_list<T, decltype(threads)::value, decltype(mma)::value, decltype(pack)::value>(
         A, L, info, rb, tg, g_lo, g_hi, upper, stream);
   };
-  with_tile_variant<T, /*kPackedFour=*/true>(warps, packed, launch);
+  with_tile_variant<T>(warps, packed, launch);
 }
 
 }  // namespace
