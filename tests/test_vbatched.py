@@ -215,6 +215,59 @@ def test_potrf_vbatched_cuda_four_tile_columns(monkeypatch, family, upper):
             assert_backward_error(Ai, Li, upper, what=f"n={sizes[i]}")
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("upper", [False, True])
+def test_potrf_vbatched_cuda_warp64_group(monkeypatch, dtype, upper):
+    # The sizes 33..64 run the warp64 list kernel (one warp per matrix, each at the
+    # narrowest width that holds it), more matrices than its resident grid has warps,
+    # so that warps loop. Failing minors at the widths' and the rows' edges. The factors
+    # are those of fixed-size potrf bit for bit where it runs the same routine (warp64:
+    # float32 33..64, float64 33..48), and agree with the wide list kernel's
+    # (BATCHCHOL_RAGGED_WARP64=0) to rounding.
+    monkeypatch.delenv("BATCHCHOL_VBATCHED_KERNEL", raising=False)
+    monkeypatch.delenv("BATCHCHOL_WARP64_FULL", raising=False)
+    g = torch.Generator().manual_seed(7)
+    sizes = torch.cat([torch.arange(33, 65).repeat(100), torch.tensor([1, 20, 64])])
+    sizes = sizes[torch.randperm(len(sizes), generator=g)]
+    values, n, offsets = _dominant_ragged(sizes, dtype)
+    expect, used = [0] * len(sizes), {}
+    for m in (1, 32, 33, 40, 41, 48, 49, 64):
+        for s in sorted({max(m, 33), 40, 48, 64}):
+            if m <= s:  # a matrix of each size not failed yet
+                used[s] = used.get(s, 0) + 1
+                i = int((sizes == s).nonzero()[used[s]])
+                values[int(offsets[i]) + (m - 1) * (s + 1)] = -1.0
+                expect[i] = m
+    names = cuda_kernel_names(lambda: ops.potrf_vbatched(values, n, offsets, 64, upper))
+    assert any("potrf_warp64_list_kernel<" in k for k in names), names
+    assert not any("potrf_wide_list_kernel<" in k for k in names), names
+    L, info = ops.potrf_vbatched(values, n, offsets, 64, upper)
+    assert info.tolist() == expect
+    monkeypatch.setenv("BATCHCHOL_RAGGED_WARP64", "0")
+    names = cuda_kernel_names(lambda: ops.potrf_vbatched(values, n, offsets, 64, upper))
+    assert not any("potrf_warp64_list_kernel<" in k for k in names), names
+    L_wide, info_wide = ops.potrf_vbatched(values, n, offsets, 64, upper)
+    assert torch.equal(info, info_wide)
+    for s in range(33, 65):
+        idx = (sizes == s).nonzero().view(-1)
+        ok = torch.tensor([expect[i] == 0 for i in idx.tolist()])
+        o = offsets[idx.cuda()][:, None] + torch.arange(s * s, device="cuda")[None, :]
+        raw = values[o].view(-1, s, s)
+        Ls = L[o].view(-1, s, s)
+        zero = Ls.tril(-1) if upper else Ls.triu(1)
+        assert (zero == 0).all(), f"n={s}: the other triangle"
+        A = raw.triu() + raw.triu(1).mT if upper else raw.tril() + raw.tril(-1).mT
+        assert_backward_error(A[ok].cpu(), Ls[ok].cpu(), upper, what=f"n={s}")
+        t = tol(dtype, s, 10.0)
+        torch.testing.assert_close(Ls[ok], L_wide[o].view(-1, s, s)[ok], rtol=t,
+                                   atol=t * float(Ls[ok].abs().max()), msg=f"n={s} wide")
+        if s <= (64 if dtype == torch.float32 else 48):
+            Lf, info_f = ops.potrf(A[ok], upper)
+            assert (info_f == 0).all()
+            assert torch.equal(Ls[ok], Lf), f"n={s}: fixed-size warp64 bits"
+
+
 def _skewed_case(dtype, small, large, max_n, seed):
     """`small` dominant matrices of orders 0..40 and `large` of 33..max_n (max_n among
     them), shuffled, built on the GPU; one large matrix fails at minor 40."""

@@ -424,7 +424,8 @@ def tile_workload():
     matrix: the blocks' loop over their group (a stage refilled by the next matrix's
     copies) needs more matrices than four waves of resident blocks, too many for
     racecheck's pace, and is not covered here; nor is tile-one (matrices of several tile
-    counts in one packed launch). Then the fused tile posv at float64 40 (tile4
+    counts in one packed launch). Eight matrices of 33..64 on the warp64 list kernel
+    (each of its widths), both triangles, float64 and float32. Then the fused tile posv at float64 40 (tile4
     forced), 70, 100, 128 (tile forced) and float32 70 (its own build:
     tile_posv_min_blocks), 100, 170, 192, one, two and five columns, posv and posv_solve
     (BATCHCHOL_POSV_FUSED_MAX_K=4096)."""
@@ -478,6 +479,17 @@ def tile_workload():
         r = ragged.pack([torch.eye(n, dtype=dtype, device="cuda") * (n + 1) +
                          torch.rand(n, n, dtype=dtype, device="cuda") for n in sizes])
         ops.potrf_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), top, False)
+        torch.cuda.synchronize()
+    # The warp64 list kernel (sizes 33..64, each width), both triangles, a failing
+    # minor past row 32.
+    for dtype in (torch.float64, torch.float32):
+        sizes = [33, 64, 40, 41, 48, 49, 57, 36]
+        mats = [torch.eye(n, dtype=dtype, device="cuda") * (n + 1) +
+                torch.rand(n, n, dtype=dtype, device="cuda") for n in sizes]
+        mats[1][40, 40] = -1.0
+        r = ragged.pack(mats)
+        for upper in (False, True):
+            ops.potrf_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), 64, upper)
         torch.cuda.synchronize()
     for var in ("BATCHCHOL_VBATCHED_KERNEL", "BATCHCHOL_TILE_MMA"):
         os.environ.pop(var, None)

@@ -96,6 +96,14 @@ bool binned_greedy_starts() {
   return env != nullptr && std::strcmp(env, "1") == 0;
 }
 
+// Whether the group of sizes 33..64 runs the warp64 list kernel (one warp per matrix,
+// warp64_ragged.cuh) instead of the wide family's (a block of two warps per matrix):
+// BATCHCHOL_RAGGED_WARP64=0 turns it off (A/B; read at every call).
+bool ragged_warp64() {
+  const char* env = std::getenv("BATCHCHOL_RAGGED_WARP64");
+  return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
 template <typename T>
 bool ragged_kernel_applies(RaggedKernel k, int max_n) {
   switch (k) {
@@ -189,8 +197,13 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
                                streams.pole_first(next++));
     }
   }
-  for (int g = g_wide; g < sg.groups; ++g)
-    launch_potrf_wide_group(A, L, info, rb, sg, g, upper, streams.pole_first(next++));
+  for (int g = g_wide; g < sg.groups; ++g) {
+    if (kPanel * (sg.nt_hi - g) == kWarp64RaggedMaxN && ragged_warp64()) {
+      launch_potrf_warp64_group(A, L, info, rb, sg, g, upper, streams.pole_first(next++));
+    } else {
+      launch_potrf_wide_group(A, L, info, rb, sg, g, upper, streams.pole_first(next++));
+    }
+  }
 }
 
 // The matrices of sizes 1..warp_hi (<= kSmallBin) and kSmallBin + 1 .. hi (none for

@@ -25,6 +25,7 @@
 #include "cuda/ragged_bins.h"
 #include "cuda/stream_fanout.h"
 #include "cuda/warp64_chol.cuh"
+#include "cuda/warp64_ragged.cuh"
 #include "cuda/warp_chol_kernels.cuh"
 #include "cuda/warp_chol_launch.h"
 #include "cuda/warp_chol_ragged.cuh"
@@ -379,6 +380,26 @@ void launch_posv_warp_groups_impl(const T* A, const T* B, T* X, T* L, int* info,
   args.b_offsets = rb.b_offsets.const_data_ptr<int64_t>();
   args.k = static_cast<int>(k);
   launch_warp_groups<T, true>(args, rb, sg, streams);
+}
+
+// Ragged batches: group g of sg (sizes 33..64) on potrf_warp64_list_kernel, the grid
+// what is resident at once (the group's count is on the device).
+template <typename T>
+void launch_potrf_warp64_group_impl(const T* A, T* L, int* info, const RaggedBatch& rb,
+                                    const SizeGroups& sg, int g, bool upper,
+                                    cudaStream_t stream) {
+  TORCH_CHECK(g >= 0 && g < sg.groups && sg.stride == 0 &&
+                  32 * (sg.nt_hi - g) == kWarp64RaggedMaxN,
+              "batchchol: the warp64 list kernel does not serve tile group ", g);
+  constexpr int threads = kWarp64RaggedThreads;
+  const size_t smem = size_t(threads / 32) * kWarp64RaggedWarpElems * sizeof(T);
+  auto kernel = potrf_warp64_list_kernel<T>;
+  allow_dynamic_smem(kernel, smem);
+  const int64_t blocks = resident_blocks(kernel, threads, smem, ceil_div(rb.count, threads / 32));
+  kernel<<<static_cast<unsigned>(blocks), threads, smem, stream>>>(
+      A, L, info, rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(),
+      sg.counts(), sg.list(), g, upper);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 }  // namespace cuda

@@ -112,5 +112,14 @@ void launch_posv_warp_groups(const double* A, const double* B, double* X, double
                              const RaggedBatch& rb, const SizeGroups& sg, int64_t k, bool upper,
                              const LaunchStreams& streams);
 
+// Ragged batches: the matrices of group g of sg, whose sizes are 33..kWarp64RaggedMaxN
+// (two tile columns), one warp per matrix (warp64_ragged.cuh), in one launch on
+// `stream`; their info entries are written, nothing else of the batch is touched.
+constexpr int kWarp64RaggedMaxN = 64;
+void launch_potrf_warp64_group(const float* A, float* L, int* info, const RaggedBatch& rb,
+                               const SizeGroups& sg, int g, bool upper, cudaStream_t stream);
+void launch_potrf_warp64_group(const double* A, double* L, int* info, const RaggedBatch& rb,
+                               const SizeGroups& sg, int g, bool upper, cudaStream_t stream);
+
 }  // namespace cuda
 }  // namespace batchchol
