@@ -8,13 +8,18 @@ mean time over --reps calls, so that the ragged path's own costs (grouping, zero
 empty-block launches) show beside the factorization kernels; with --dist equal it also
 profiles the fixed-size potrf of the same batch. Sizes come from bench_vbatched.py.
 With --host it also prints the host time of one call (enqueueing it, the GPU not
-waited for) and the ATen ops and CUDA runtime calls that take it.
+waited for) and the ATen ops and CUDA runtime calls that take it. With --timeline it
+prints one call's CUDA runtime calls and kernels in time order (microseconds from the
+call's first runtime call, kernels with their stream and end), so that one sees whether
+the GPU waits on the host's launches or on its own critical path.
 """
 
 import argparse
 import collections
+import json
 import os
 import sys
+import tempfile
 import time
 
 import torch
@@ -60,6 +65,34 @@ def host_times(fn, reps):
     return per_call, table
 
 
+def timeline(fn):
+    """One call's runtime calls and kernels from the profiler's trace, in time order."""
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+    rows = [e for e in events if e.get("ph") == "X" and e.get("cat") in
+            ("kernel", "gpu_memset", "cuda_runtime", "cuda_driver")
+            and "Synchronize" not in e.get("name", "")]
+    if not rows:
+        return ["(no events in the trace)"]
+    t0 = min(float(e["ts"]) for e in rows)
+    lines = []
+    for e in sorted(rows, key=lambda e: float(e["ts"])):
+        ts, dur = float(e["ts"]) - t0, float(e.get("dur", 0))
+        gpu = e["cat"] in ("kernel", "gpu_memset")
+        where = f"stream {e.get('args', {}).get('stream', '?')}" if gpu else "host"
+        lines.append(f"  {ts:8.1f} .. {ts + dur:8.1f} us  {where:10s} {e['name'][:90]}")
+    return lines
+
+
 def show(title, rows):
     total = sum(t for _, t, _ in rows)
     print(f"{title}: {total:.3f} ms in kernels")
@@ -76,6 +109,8 @@ def main():
     p.add_argument("--families", default="tile,binned")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--host", action="store_true", help="also the host time of a call")
+    p.add_argument("--timeline", action="store_true",
+                   help="also one call's runtime calls and kernels in time order")
     args = p.parse_args()
     dtype = getattr(torch, args.dtype)
     n = sample_sizes(args.dist, args.nmax, args.batch, torch.Generator().manual_seed(0))
@@ -91,6 +126,9 @@ def main():
             per_call, table = host_times(call, max(args.reps, 20))
             print(f"{title}: {per_call:.1f} us of host time per call")
             print(table)
+        if args.timeline:
+            print(f"{title}: one call's timeline")
+            print("\n".join(timeline(call)))
     os.environ.pop("BATCHCHOL_VBATCHED_KERNEL", None)
     if args.dist == "equal":
         A = values.view(args.batch, args.nmax, args.nmax)
