@@ -14,12 +14,12 @@
 //               family's grouped launches (registers for complex dtypes) for the
 //               matrices with n <= 32 and lazy for the others, over a device-side
 //               list of them for real dtypes up to max_n = 544 (ragged_listed_blocked)
-//   tile        (default for 32 < max_n <= tile_max_n, real dtypes) warp for n <= 32, the wide
-//               family (wide_chol.cuh) up to wide_dispatch_max_n, the tile family (tile_chol.cuh)
-//               up to tile_max_n, lazy for the rest; the matrices of the warp, wide and
-//               tile families grouped by size class on the device (ragged_bins.h), the
-//               warp part as for warp, then one launch per wide or tile group
-//               with that group's shared memory and warps
+//   tile        (default for 32 < max_n <= tile_max_n, real dtypes) warp for n <= 32, one
+//               warp per matrix for 33..64 (warp64_ragged.cuh; the wide family,
+//               wide_chol.cuh, with BATCHCHOL_RAGGED_WARP64=0), the tile family
+//               (tile_chol.cuh) up to tile_max_n, lazy for the rest; the matrices grouped
+//               by size class on the device (ragged_bins.h), the warp part as for warp,
+//               then one launch per group with that group's shared memory and warps
 //   tile-one    as tile, but one launch for all the tile family's groups, with the
 //               largest group's shared memory
 // BATCHCHOL_VBATCHED_KERNEL names one where it applies (benchmarks/bench_vbatched.py
@@ -69,7 +69,8 @@ constexpr bool warp_serves() {
 // kSmallBin + 1 .. that), or 0 where it takes none: complex dtypes, max_n <= kSmallBin,
 // or a device whose shared memory does not hold the tiles.
 // BATCHCHOL_RAGGED_TILE_HI caps that share (a tuning switch read at every call; 64 in
-// float64 leaves the wide family alone there, lazy blocked launches taking the rest).
+// float64 leaves the warp64 (or wide) launch alone there, lazy blocked launches taking
+// the rest).
 template <typename T>
 int tile_share_hi(int max_n) {
   int cap = tile_max_n<T>();
@@ -98,6 +99,9 @@ bool binned_greedy_starts() {
 
 // Whether the group of sizes 33..64 runs the warp64 list kernel (one warp per matrix,
 // warp64_ragged.cuh) instead of the wide family's (a block of two warps per matrix):
+// H200, 12,500 matrices of sizes 33..64, float64 0.532 -> 0.374 ms, float32 0.422 ->
+// 0.212; Nmax = 128 gaussian, 50,000 matrices, 3.20 -> 2.90 / 2.08 -> 1.72
+// (benchmarks/results/h200-2026-11-28-round50-warp64-ab.txt).
 // BATCHCHOL_RAGGED_WARP64=0 turns it off (A/B; read at every call).
 bool ragged_warp64() {
   const char* env = std::getenv("BATCHCHOL_RAGGED_WARP64");
@@ -178,8 +182,8 @@ void launch_registers_bins(const T* A, T* L, int* info, int64_t count, RaggedLay
   launch_registers_ragged<T, kSmallBin>(A, L, info, count, lay, upper, stream);
 }
 
-// The wide and tile groups of sg (none when sg.groups = 0), largest sizes first, as
-// launches first.. of `streams` (LaunchStreams::pole_first).
+// The tile groups of sg and the group of 33..64 (warp64 or wide; none when sg.groups =
+// 0), largest sizes first, as launches first.. of `streams` (LaunchStreams::pole_first).
 template <typename T>
 void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
                             const SizeGroups& sg, bool one, bool upper,
@@ -209,15 +213,15 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
 // The matrices of sizes 1..warp_hi (<= kSmallBin) and kSmallBin + 1 .. hi (none for
 // hi <= kSmallBin), grouped by size class on the device (warp_serves<T>() only): the
 // first to the warp family (three launches by order range, or one for small batches:
-// warp_chol_launch.cuh); then groups of up to wide_dispatch_max_n<T>() to the wide family
-// (float64 33..64, where tile ran 2.7x slower at n = 64 with 8 warps a block; the
-// fixed-size dispatch, by order rather than by tile column, gives 49..64 to tile2; and
-// float32 33..64), the others to the tile family, one launch per group, or with `one` a
-// single tile launch for all of its groups. Also writes the info
+// warp_chol_launch.cuh); then the group of 33..64 (wide_dispatch_max_n<T>()) to one warp
+// per matrix (warp64_ragged.cuh; the wide family with BATCHCHOL_RAGGED_WARP64=0: tile
+// ran 2.7x slower than wide at float64 n = 64 with 8 warps a block), the others to the
+// tile family, one launch per group, or with `one` a single tile launch for all of its
+// groups. Also writes the info
 // of the matrices of size 0 and of those with invalid metadata. With `tail`, the
 // caller's launches for the sizes past hi (lazy blocked, `tail(stream, groups)`); with
 // `listed` the sizes kSmallBin + 1 .. hi go to the tail too, grouped (the groups' list
-// for a ListedLayout) instead of to the wide and tile launches. Every launch touches its
+// for a ListedLayout) instead of to the warp64, wide and tile launches. Every launch touches its
 // own matrices only, so they go over `width` streams (stream_fanout.h), largest sizes
 // first, the first alone on the caller's stream: on one stream each launch waits for the
 // tail of the one before, and the small ones leave most of the GPU idle.

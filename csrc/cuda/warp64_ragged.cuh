@@ -8,7 +8,8 @@
 // 33..48) and tile2 (float64 49..64) instead, and the ragged wide launches ran at ~1.8x
 // (float64) and ~2.8x (float32) their time (H200, 12,500 matrices of sizes 33..64:
 // 0.528 / 0.421 ms against fixed-size potrf at n = 48, 0.298 / 0.152;
-// benchmarks/results/h200-2026-11-28-round49-list-call-ab.txt).
+// benchmarks/results/h200-2026-11-28-round49-list-call-ab.txt). This kernel: 0.374 /
+// 0.212 ms against the wide one's 0.532 / 0.422 in one process (...-round50-warp64-ab.txt).
 //
 // Why each warp stages its own matrix: the matrices of a group lie anywhere in the
 // buffer, so there is no contiguous chunk for a block-wide copy (warp_chol_ragged.cuh

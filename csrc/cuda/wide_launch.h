@@ -21,7 +21,9 @@ constexpr int wide_max_n() {
 }
 
 // The largest order the ragged dispatch gives the wide family, by whole tile columns (the
-// fixed-size one gives it none: potrf_cuda.cu's choose_potrf_kernel). Float32 97..128 run
+// fixed-size one gives it none: potrf_cuda.cu's choose_potrf_kernel); since the fiftieth
+// round its group of 33..64 runs one warp per matrix instead (warp64_ragged.cuh) unless
+// BATCHCHOL_RAGGED_WARP64=0. Float32 97..128 run
 // on tile4 instead since the forty-first round (H200, tools/ab_env.py,
 // results/h200-2026-11-28-ragged-tile4-ab.txt: uniform max_n 128, 50,000 matrices 3.19 ->
 // 2.77 ms) and 65..96 since the forty-seventh, when tile4's float32 blocks were built for
