@@ -222,11 +222,13 @@ def test_potrf_vbatched_cuda_warp64_group(monkeypatch, dtype, upper):
     # The sizes 33..64 run the warp64 list kernel (one warp per matrix, each at the
     # narrowest width that holds it), more matrices than its resident grid has warps,
     # so that warps loop. Failing minors at the widths' and the rows' edges. The factors
-    # are those of fixed-size potrf bit for bit where it runs the same routine (warp64:
-    # float32 33..64, float64 33..48), and agree with the wide list kernel's
-    # (BATCHCHOL_RAGGED_WARP64=0) to rounding.
-    monkeypatch.delenv("BATCHCHOL_VBATCHED_KERNEL", raising=False)
-    monkeypatch.delenv("BATCHCHOL_WARP64_FULL", raising=False)
+    # are those of fixed-size potrf bit for bit where it runs the warp64 routine
+    # (float32 33..64, float64 33..48): the widths must cut only scratch entries, which
+    # this checks for float64 (fixed-size float64 runs 48 wide throughout), and they
+    # agree with the wide list kernel's (BATCHCHOL_RAGGED_WARP64=0) to rounding.
+    for var in ("BATCHCHOL_VBATCHED_KERNEL", "BATCHCHOL_WARP64_FULL", "BATCHCHOL_POTRF_KERNEL",
+                "BATCHCHOL_RAGGED_TILE_HI", "BATCHCHOL_RAGGED_WARP64"):
+        monkeypatch.delenv(var, raising=False)
     g = torch.Generator().manual_seed(7)
     sizes = torch.cat([torch.arange(33, 65).repeat(100), torch.tensor([1, 20, 64])])
     sizes = sizes[torch.randperm(len(sizes), generator=g)]
@@ -247,9 +249,10 @@ def test_potrf_vbatched_cuda_warp64_group(monkeypatch, dtype, upper):
     monkeypatch.setenv("BATCHCHOL_RAGGED_WARP64", "0")
     names = cuda_kernel_names(lambda: ops.potrf_vbatched(values, n, offsets, 64, upper))
     assert not any("potrf_warp64_list_kernel<" in k for k in names), names
+    assert any("potrf_wide_list_kernel<" in k for k in names), names
     L_wide, info_wide = ops.potrf_vbatched(values, n, offsets, 64, upper)
     assert torch.equal(info, info_wide)
-    for s in range(33, 65):
+    for s in [1, 20] + list(range(33, 65)):  # also the warp family's neighbours
         idx = (sizes == s).nonzero().view(-1)
         ok = torch.tensor([expect[i] == 0 for i in idx.tolist()])
         o = offsets[idx.cuda()][:, None] + torch.arange(s * s, device="cuda")[None, :]
@@ -262,7 +265,7 @@ def test_potrf_vbatched_cuda_warp64_group(monkeypatch, dtype, upper):
         t = tol(dtype, s, 10.0)
         torch.testing.assert_close(Ls[ok], L_wide[o].view(-1, s, s)[ok], rtol=t,
                                    atol=t * float(Ls[ok].abs().max()), msg=f"n={s} wide")
-        if s <= (64 if dtype == torch.float32 else 48):
+        if 33 <= s <= (64 if dtype == torch.float32 else 48):
             Lf, info_f = ops.potrf(A[ok], upper)
             assert (info_f == 0).all()
             assert torch.equal(Ls[ok], Lf), f"n={s}: fixed-size warp64 bits"
@@ -401,7 +404,7 @@ def test_potrf_vbatched_cuda_listed_grid_bad_value(monkeypatch, value):
 @pytest.mark.parametrize("tile_hi", ["64", "40", "0"])
 @pytest.mark.parametrize("upper", [False, True])
 def test_potrf_vbatched_cuda_tile_share_switch(monkeypatch, tile_hi, upper):
-    # BATCHCHOL_RAGGED_TILE_HI caps the sizes of the wide/tile launches (the rest go to
+    # BATCHCHOL_RAGGED_TILE_HI caps the sizes of the warp64/wide/tile launches (the rest go to
     # the lazy blocked launches; 0: none, every size past 32 lazy), float64 up to 229.
     monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", "tile")
     monkeypatch.setenv("BATCHCHOL_RAGGED_TILE_HI", tile_hi)

@@ -23,7 +23,7 @@ import tempfile
 import time
 
 import torch
-from torch.profiler import ProfilerActivity, profile
+from torch.profiler import ProfilerActivity, profile, record_function
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import torch_batchchol  # noqa: F401,E402
@@ -71,24 +71,31 @@ def timeline(fn):
         fn()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        fn()
+        with record_function("ragged_call"):
+            fn()
         torch.cuda.synchronize()
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "trace.json")
         prof.export_chrome_trace(path)
         with open(path) as f:
             events = json.load(f)["traceEvents"]
-    rows = [e for e in events if e.get("ph") == "X" and e.get("cat") in
-            ("kernel", "gpu_memset", "cuda_runtime", "cuda_driver")
-            and "Synchronize" not in e.get("name", "")]
+    # The host side: runtime calls inside the call (a sync the call itself makes stays;
+    # the one after it is dropped); the GPU side: everything.
+    call = [e for e in events if e.get("name") == "ragged_call" and e.get("ph") == "X"
+            and e.get("cat") == "user_annotation"]
+    lo, hi = (float(call[0]["ts"]), float(call[0]["ts"]) + float(call[0].get("dur", 0))) \
+        if call else (float("-inf"), float("inf"))
+    gpu = ("kernel", "gpu_memset", "gpu_memcpy")
+    rows = [e for e in events if e.get("ph") == "X" and (
+        e.get("cat") in gpu or (e.get("cat") in ("cuda_runtime", "cuda_driver") and
+                                lo <= float(e["ts"]) <= hi))]
     if not rows:
         return ["(no events in the trace)"]
     t0 = min(float(e["ts"]) for e in rows)
     lines = []
     for e in sorted(rows, key=lambda e: float(e["ts"])):
         ts, dur = float(e["ts"]) - t0, float(e.get("dur", 0))
-        gpu = e["cat"] in ("kernel", "gpu_memset")
-        where = f"stream {e.get('args', {}).get('stream', '?')}" if gpu else "host"
+        where = f"stream {e.get('args', {}).get('stream', '?')}" if e["cat"] in gpu else "host"
         lines.append(f"  {ts:8.1f} .. {ts + dur:8.1f} us  {where:10s} {e['name'][:90]}")
     return lines
 

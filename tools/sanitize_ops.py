@@ -425,7 +425,9 @@ def tile_workload():
     copies) needs more matrices than four waves of resident blocks, too many for
     racecheck's pace, and is not covered here; nor is tile-one (matrices of several tile
     counts in one packed launch). Eight matrices of 33..64 on the warp64 list kernel
-    (each of its widths), both triangles, float64 and float32. Then the fused tile posv at float64 40 (tile4
+    (each of its widths), both triangles, float64 and float32: one per warp of its
+    resident grid, so a warp's next matrix refilling its slot is not covered here either
+    (the GPU tests loop, without racecheck). Then the fused tile posv at float64 40 (tile4
     forced), 70, 100, 128 (tile forced) and float32 70 (its own build:
     tile_posv_min_blocks), 100, 170, 192, one, two and five columns, posv and posv_solve
     (BATCHCHOL_POSV_FUSED_MAX_K=4096)."""

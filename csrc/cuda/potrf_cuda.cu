@@ -229,7 +229,7 @@ bool posv_fuses_wide(int n) {
 }
 
 // tile_warps's two-warp blocks are the fixed-size dispatch's alone: the ragged one gives
-// float64's two-tile-column group to wide.
+// float64's two-tile-column group to warp64 (wide with BATCHCHOL_RAGGED_WARP64=0).
 static_assert(wide_dispatch_max_n<double>() >= 64,
               "tile2's orders would reach the ragged tile launches");
 

@@ -1,8 +1,8 @@
 // Device-side grouping of a ragged batch by size class (ragged_bins_cuda.cu), so that
 // each class runs in a launch sized for it (compile-time order, shared memory, warps)
 // instead of every launch sizing itself for the largest matrix of the batch:
-//   tile part  (the wide and tile families, whose cost and shared memory are set by
-//              ceil(n / 32)): group g < groups holds the sizes in [lo_n, hi_n] with
+//   tile part  (warp64 or wide for 33..64, the tile family past it, whose cost and
+//              shared memory are set by ceil(n / 32)): group g < groups holds the sizes in [lo_n, hi_n] with
 //              ceil(n / 32) == nt_hi - g, the largest first;
 //   warp part  (the warp family, n <= 32): group groups + c, c < warp_classes, holds
 //              the sizes of order class c (warp_order_class, warp_chol_launch.h).

@@ -36,7 +36,7 @@ constexpr int tile_max_n() {
 // The thresholds are sm_90's (228 KB of shared memory per SM): on a GPU with less,
 // tile4's orders may fit only two four-warp blocks per SM, fewer warps than the eight-warp
 // blocks gave there (not measured). Float64 up to 64 (two tile columns, the fixed-size
-// dispatch only: the ragged one gives that group to wide): 2 warps ("tile2"), six blocks
+// dispatch only: the ragged one gives that group to warp64): 2 warps ("tile2"), six blocks
 // per SM by shared memory where 4 warps fit four by registers (H200, tools/ab_env.py,
 // same bits, results/h200-2026-11-28-tile2-ab.txt: 56 0.328 -> 0.320 ms, 64 0.313 ->
 // 0.302; at three tile columns, three blocks either way, it lost: 96 0.689 -> 0.940).

@@ -1,4 +1,5 @@
-// Warp family, orders 33..64 (float32) and 33..48 (float64): one warp per matrix, lane
+// Warp family, orders 33..64 (float32) and 33..48 (float64; ragged batches 33..64 in
+// both, warp64_ragged.cuh): one warp per matrix, lane
 // q holds rows q and q + 32 in registers (a0[32], a1[W]: W, the kernel's width, 40, 48
 // or 64, at least the order; with_warp64_width picks it), and a run-time loop goes over
 // the columns.
@@ -26,8 +27,9 @@ __device__ __forceinline__ T& staged_at(T* mat, int pitch, bool upper, int i, in
   return upper ? mat[j * pitch + i] : mat[i * pitch + j];
 }
 
-// The family's largest order (its widest kernel): 64 in float32; 48 in float64, where
-// rows of 64 would take 192 registers (a0 and a1 at 48: 160).
+// The fixed-size family's largest order (its widest kernel): 64 in float32; 48 in
+// float64, where rows of 64 would take 192 registers (a0 and a1 at 48: 160; the ragged
+// kernel, warp64_ragged.cuh, runs float64 at 64 all the same).
 template <typename T>
 constexpr int warp64_max_width() {
   return sizeof(T) == 8 ? 48 : 64;

@@ -16,7 +16,7 @@
 // does the same for n <= 32). A warp copies its matrix row by row (coalesced,
 // asynchronously: warp64_copy_in) into the packed lower triangle of order 64
 // (stage_copy.cuh): half the shared memory of a square slot, which at 64 would hold
-// float64 to six warps per SM where the registers allow eight.
+// float64 to one four-warp block per SM where the registers allow two.
 //
 // Why float64 runs widths up to 64 here, where the fixed-size family stops at 48: a
 // launch takes its widest variant's registers anyway, and float64 at 48 already holds
@@ -24,7 +24,7 @@
 //
 // Why the warps loop over the group: its count is on the device, so the grid is what is
 // resident at once (an empty group costs one short wave, not a block per matrix of the
-// batch; skewed batches have no matrix in 33..64).
+// batch: bench_vbatched's skewed batches at Nmax = 128 have no matrix in 33..64).
 #pragma once
 
 #include <cstdint>
@@ -51,8 +51,8 @@ __device__ __forceinline__ int warp64_slot_index(int i, int j, bool upper) {
 }
 
 // Copies the factor's triangle of matrix n x n (33 <= n <= 64, row-major at g) into the
-// packed slot, W's lower triangle (stage_copy.cuh), row by row, lanes q and q + 32
-// (coalesced). The copies are asynchronous (async_copy.cuh): a lane has all of its
+// packed slot, W's lower triangle (stage_copy.cuh), row by row, lane q copying columns
+// q and q + 32 (coalesced). The copies are asynchronous (async_copy.cuh): a lane has all of its
 // ~n elements in flight at once without holding them in registers, which a copy
 // through registers could not afford beside the factorization's rows (it spilled at
 // float32's 128 registers). The slot's rows are bank conflict-free either way: lower
@@ -71,7 +71,8 @@ __device__ __forceinline__ void warp64_copy_in(T* __restrict__ slot, const T* __
   cp_async_wait<0>();
 }
 
-// Writes the staged factor out as the whole n x n matrix, the other triangle zero.
+// Writes the staged factor out as the whole n x n matrix, the other triangle zero
+// (column q needs no bound: n > 32).
 template <typename T>
 __device__ __forceinline__ void warp64_copy_out(T* __restrict__ g, const T* __restrict__ slot,
                                                 int n, int q, bool upper) {

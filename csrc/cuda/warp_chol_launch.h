@@ -120,6 +120,10 @@ void launch_potrf_warp64_group(const float* A, float* L, int* info, const Ragged
                                const SizeGroups& sg, int g, bool upper, cudaStream_t stream);
 void launch_potrf_warp64_group(const double* A, double* L, int* info, const RaggedBatch& rb,
                                const SizeGroups& sg, int g, bool upper, cudaStream_t stream);
+// Whether the current device's shared memory holds a block of that kernel (float64:
+// 70,656 bytes; sm_80 and later).
+bool warp64_group_fits(const float*);
+bool warp64_group_fits(const double*);
 
 }  // namespace cuda
 }  // namespace batchchol

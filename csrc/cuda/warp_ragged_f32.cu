@@ -21,5 +21,7 @@ void launch_potrf_warp64_group(const float* A, float* L, int* info, const Ragged
   launch_potrf_warp64_group_impl(A, L, info, rb, sg, g, upper, stream);
 }
 
+bool warp64_group_fits(const float*) { return warp64_group_fits_impl<float>(); }
+
 }  // namespace cuda
 }  // namespace batchchol

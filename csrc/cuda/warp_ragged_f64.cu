@@ -21,5 +21,7 @@ void launch_potrf_warp64_group(const double* A, double* L, int* info, const Ragg
   launch_potrf_warp64_group_impl(A, L, info, rb, sg, g, upper, stream);
 }
 
+bool warp64_group_fits(const double*) { return warp64_group_fits_impl<double>(); }
+
 }  // namespace cuda
 }  // namespace batchchol

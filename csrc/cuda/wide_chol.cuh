@@ -2,14 +2,16 @@
 // family): float64 n <= 64 (NW = 2), float32 n <= 128 (NW = 2..4). The fixed-size
 // dispatch gives it no order (warp64 runs float32 33..64 and float64 33..48, tile2 float64
 // 49..64, tile4 float32 65..160) unless forced or where the tiles do not fit the device's
-// shared memory; the ragged one, float64 and float32 33..64; posv, its fused kernel at
-// float64 33..64.
+// shared memory; the ragged one, float64 and float32 33..64 only with
+// BATCHCHOL_RAGGED_WARP64=0 (warp64_ragged.cuh serves them otherwise); posv, its fused
+// kernel at float64 33..64.
 //
 // Lane q of warp w holds row r = 32 w + q of the lower working matrix in a[32 NW]
 // registers. Each step k shifts the rows left by one entry while updating them, so
 // column k is always a[0] and every register index is a compile-time constant (the
-// scheme of warp64_chol.cuh, which holds two rows per lane: 64 entries wide they would
-// spill in float64, whose warp64 rows stop at 48).
+// scheme of warp64_chol.cuh, which holds two rows per lane: 64 entries wide they take
+// 192 registers in float64, whose fixed-size warp64 rows stop at 48; the ragged warp64
+// kernel runs them at 64, eight warps per SM).
 // Steps run in NW phases of 32 columns: in phase p the rows of warps < p are final, so
 // only warps p..NW-1 take part, and warp w updates the 32 (w + 1 - p) entries its rows
 // still have. Each warp runs its own copy of the phase loops: a per-warp width inside one
