@@ -102,8 +102,8 @@ bool binned_greedy_starts() {
 // H200, 12,500 matrices of sizes 33..64, float64 0.532 -> 0.374 ms, float32 0.422 ->
 // 0.212; Nmax = 128 gaussian, 50,000 matrices, 3.20 -> 2.90 / 2.08 -> 1.72
 // (benchmarks/results/h200-2026-11-28-round50-warp64-ab.txt).
-// BATCHCHOL_RAGGED_WARP64=0 turns it off (A/B; read at every call), as does a device
-// whose blocks cannot take the kernel's shared memory (warp64_group_fits).
+// BATCHCHOL_RAGGED_WARP64=0 turns it off (A/B; read at every call); so does a device
+// whose blocks cannot take the kernel's shared memory (launch_potrf_warp64_group).
 bool ragged_warp64() {
   const char* env = std::getenv("BATCHCHOL_RAGGED_WARP64");
   return env == nullptr || std::strcmp(env, "0") != 0;
@@ -203,12 +203,10 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
     }
   }
   for (int g = g_wide; g < sg.groups; ++g) {
-    if (kPanel * (sg.nt_hi - g) == kWarp64RaggedMaxN && ragged_warp64() &&
-        warp64_group_fits(A)) {
-      launch_potrf_warp64_group(A, L, info, rb, sg, g, upper, streams.pole_first(next++));
-    } else {
-      launch_potrf_wide_group(A, L, info, rb, sg, g, upper, streams.pole_first(next++));
-    }
+    const cudaStream_t s = streams.pole_first(next++);
+    const bool warp64 = kPanel * (sg.nt_hi - g) == kWarp64RaggedMaxN && ragged_warp64() &&
+                        launch_potrf_warp64_group(A, L, info, rb, sg, g, upper, s);
+    if (!warp64) launch_potrf_wide_group(A, L, info, rb, sg, g, upper, s);
   }
 }
 

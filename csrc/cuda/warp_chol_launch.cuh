@@ -382,25 +382,19 @@ void launch_posv_warp_groups_impl(const T* A, const T* B, T* X, T* L, int* info,
   launch_warp_groups<T, true>(args, rb, sg, streams);
 }
 
-// Shared memory of a block of potrf_warp64_list_kernel.
-template <typename T>
-size_t warp64_group_smem() {
-  return size_t(kWarp64RaggedThreads / 32) * kWarp64RaggedWarpElems * sizeof(T);
-}
-
 // Ragged batches: group g of sg (sizes 33..64) on potrf_warp64_list_kernel, the grid
-// what is resident at once (the group's count is on the device).
+// what is resident at once (the group's count is on the device). Returns false,
+// launching nothing, where a block's shared memory does not fit the device.
 template <typename T>
-void launch_potrf_warp64_group_impl(const T* A, T* L, int* info, const RaggedBatch& rb,
+bool launch_potrf_warp64_group_impl(const T* A, T* L, int* info, const RaggedBatch& rb,
                                     const SizeGroups& sg, int g, bool upper,
                                     cudaStream_t stream) {
   TORCH_CHECK(g >= 0 && g < sg.groups && sg.stride == 0 &&
                   32 * (sg.nt_hi - g) == kWarp64RaggedMaxN,
               "batchchol: the warp64 list kernel does not serve tile group ", g);
   constexpr int threads = kWarp64RaggedThreads;
-  const size_t smem = warp64_group_smem<T>();
-  TORCH_CHECK(smem <= max_dynamic_smem(), "batchchol: the warp64 list kernel needs ",
-              std::to_string(smem), " bytes of shared memory per block");
+  const size_t smem = size_t(threads / 32) * kWarp64RaggedWarpElems * sizeof(T);
+  if (smem > max_dynamic_smem()) return false;
   auto kernel = potrf_warp64_list_kernel<T>;
   allow_dynamic_smem(kernel, smem);
   const int64_t blocks = resident_blocks(kernel, threads, smem, ceil_div(rb.count, threads / 32));
@@ -408,11 +402,7 @@ void launch_potrf_warp64_group_impl(const T* A, T* L, int* info, const RaggedBat
       A, L, info, rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(),
       sg.counts(), sg.list(), g, upper);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-}
-
-template <typename T>
-bool warp64_group_fits_impl() {
-  return warp64_group_smem<T>() <= max_dynamic_smem();
+  return true;
 }
 
 }  // namespace cuda

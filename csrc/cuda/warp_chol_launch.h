@@ -115,15 +115,13 @@ void launch_posv_warp_groups(const double* A, const double* B, double* X, double
 // Ragged batches: the matrices of group g of sg, whose sizes are 33..kWarp64RaggedMaxN
 // (two tile columns), one warp per matrix (warp64_ragged.cuh), in one launch on
 // `stream`; their info entries are written, nothing else of the batch is touched.
+// Returns false, launching nothing, where the device's shared memory per block does not
+// hold the kernel's (float64: 70,656 bytes; sm_80 and later hold it).
 constexpr int kWarp64RaggedMaxN = 64;
-void launch_potrf_warp64_group(const float* A, float* L, int* info, const RaggedBatch& rb,
+bool launch_potrf_warp64_group(const float* A, float* L, int* info, const RaggedBatch& rb,
                                const SizeGroups& sg, int g, bool upper, cudaStream_t stream);
-void launch_potrf_warp64_group(const double* A, double* L, int* info, const RaggedBatch& rb,
+bool launch_potrf_warp64_group(const double* A, double* L, int* info, const RaggedBatch& rb,
                                const SizeGroups& sg, int g, bool upper, cudaStream_t stream);
-// Whether the current device's shared memory holds a block of that kernel (float64:
-// 70,656 bytes; sm_80 and later).
-bool warp64_group_fits(const float*);
-bool warp64_group_fits(const double*);
 
 }  // namespace cuda
 }  // namespace batchchol

@@ -16,12 +16,10 @@ void launch_posv_warp_groups(const double* A, const double* B, double* X, double
   launch_posv_warp_groups_impl(A, B, X, L, info, rb, sg, k, upper, streams);
 }
 
-void launch_potrf_warp64_group(const double* A, double* L, int* info, const RaggedBatch& rb,
+bool launch_potrf_warp64_group(const double* A, double* L, int* info, const RaggedBatch& rb,
                                const SizeGroups& sg, int g, bool upper, cudaStream_t stream) {
-  launch_potrf_warp64_group_impl(A, L, info, rb, sg, g, upper, stream);
+  return launch_potrf_warp64_group_impl(A, L, info, rb, sg, g, upper, stream);
 }
-
-bool warp64_group_fits(const double*) { return warp64_group_fits_impl<double>(); }
 
 }  // namespace cuda
 }  // namespace batchchol
