@@ -271,12 +271,15 @@ RaggedBatch prepare_ragged_host(const char* op, const at::Tensor& values, const 
 
 }  // namespace
 
+void check_ragged_max_n(const char* op, int64_t max_n) {
+  TORCH_CHECK_VALUE(max_n >= 0 && max_n <= kMaxSize, op, ": expected 0 <= max_n <= ",
+                    num(kMaxSize), ", but got ", num(max_n));
+}
+
 RaggedBatch prepare_ragged(const char* op, const at::Tensor& values, const at::Tensor& sizes,
                            const at::Tensor& offsets, c10::optional<int64_t> max_n,
                            const RaggedRhs* rhs) {
-  TORCH_CHECK_VALUE(!max_n || (*max_n >= 0 && *max_n <= kMaxSize), op,
-                    ": expected 0 <= max_n <= ", num(kMaxSize), ", but got ",
-                    num(max_n.value_or(0)));
+  if (max_n) check_ragged_max_n(op, *max_n);
   // The device ops below run on the values' device (the checks put the metadata there
   // or on the CPU).
   const c10::OptionalDeviceGuard guard(values.device());

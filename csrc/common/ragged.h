@@ -76,6 +76,9 @@ struct RaggedBatch {
   bool host_checked = false;
 };
 
+// Raises ValueError unless 0 <= max_n <= kMaxSize.
+void check_ragged_max_n(const char* op, int64_t max_n);
+
 // Validates the metadata (raising on the host, or building `status` on the device)
 // and moves it to the values' device. `rhs` (optional) is the right-hand side's
 // values, offsets and block shape.

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <cuda_runtime.h>
 
 #include <cstdint>
 
@@ -43,9 +44,18 @@ struct SizeGroups {
   // each group with room for the whole batch: small batches without a tile part, whose
   // calls are bound by host time and the number of GPU operations).
   int stride = 0;
-  const int* counts() const { return work.const_data_ptr<int>(); }
-  const int* list() const { return work.const_data_ptr<int>() + 2 * kMaxSizeGroups; }
+  // Where counts start in work (a grouping built by the fused prologue shares its
+  // buffer with the statuses: ragged_prologue.h).
+  int64_t base = 0;
+  // group_by_size's arguments, checked by the launches that take a grouping built ahead.
+  int warp_hi = 0, lo_n = 0, hi_n = 0;
+  const int* counts() const { return work.const_data_ptr<int>() + base; }
+  const int* list() const { return counts() + 2 * kMaxSizeGroups; }
   int warp_group(int c) const { return groups + c; }
+  bool holds(int warp_hi_, int lo_n_, int hi_n_) const {
+    const bool tiles = hi_n_ >= lo_n_;
+    return warp_hi == warp_hi_ && (tiles ? lo_n == lo_n_ && hi_n == hi_n_ : groups == 0);
+  }
 };
 
 // Sizes 1..warp_hi (<= 32; 0: no warp part) go to the warp part, sizes lo_n..hi_n
@@ -58,6 +68,14 @@ struct SizeGroups {
 // take several consecutive groups).
 constexpr int64_t kOnePassGroupMax = int64_t(1) << 16;
 SizeGroups group_by_size(const RaggedBatch& rb, int warp_hi, int lo_n, int hi_n, int* info);
+
+// The steps of group_by_size for the fused prologue (ragged_prologue_cuda.cu), which
+// counts (or, in one pass, places) in its own kernel: the grouping's layout for `count`
+// matrices (no allocation; work undefined), the int32 words its work buffer takes, and
+// the placement pass of a two-pass grouping whose counts are final (rb.status final).
+SizeGroups size_group_layout(int64_t count, int warp_hi, int lo_n, int hi_n);
+int64_t size_group_words(const SizeGroups& sg, int64_t count);
+void place_size_groups(const RaggedBatch& rb, const SizeGroups& sg, cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace batchchol

@@ -25,6 +25,7 @@
 
 #include "common/ragged.h"
 #include "cuda/launch_utils.h"
+#include "cuda/ragged_status_device.cuh"
 #include "cuda/ragged_status_launch.h"
 
 namespace batchchol {
@@ -32,217 +33,18 @@ namespace cuda {
 
 namespace {
 
-constexpr int kStatusThreads = 256;
+using namespace status_device;
 
-// What the metadata says of one block: its status before the overlap check and, when
-// it is live (valid and not empty), the elements [start, end) it covers.
-struct BlockSpan {
-  int32_t pre = 0;
-  bool live = false;
-  int64_t start = 0, end = 0;
-};
-
-// One operand: its blocks are rows x cols (kSizeN: n_i) at off[i] in a buffer of numel.
-struct OperandArgs {
-  const int64_t* off;
-  int64_t rows, cols, numel;
-  int32_t range_code, overlap_code;
-  int32_t* status;
-  int32_t* flags;  // one word per thread block
-};
-
-// The operands of one call (the matrices, and the right-hand sides when there are two),
-// checked in the same two launches: a solve's prologue would otherwise cost four.
-struct StatusArgs {
-  int64_t count, limit;
-  int ops;  // 1 or 2
-  OperandArgs op[2];
-  int32_t* clamped;  // the sizes clamped to [0, limit]
-  int32_t* merged;   // ops == 2: op[0]'s code where it is non-zero, else op[1]'s
-};
-
-template <typename IdxT>
-__device__ __forceinline__ BlockSpan block_span(const IdxT* __restrict__ n, const OperandArgs& a,
-                                                int64_t limit, int64_t i) {
-  const int64_t ni = n[i];
-  BlockSpan s;
-  if (ni < 0) {
-    s.pre = kNegativeSize;
-  } else if (ni > limit) {
-    s.pre = kSizeAboveMaxN;
-  } else {
-    const int64_t ext = (a.rows == kSizeN ? ni : a.rows) * (a.cols == kSizeN ? ni : a.cols);
-    const int64_t o = a.off[i];  // < 2^62 above
-    if (o < 0 || ext > a.numel || o > a.numel - ext) {
-      s.pre = a.range_code;
-    } else if (ext > 0) {
-      s.live = true;
-      s.start = o;
-      s.end = o + ext;
-    }
-  }
-  return s;
-}
-
-// End of the nearest live block before index `before` (INT64_MIN: none), looked for by
-// the whole thread block, kLookBack entries per step: a long run of empty blocks costs
-// run / kLookBack coalesced steps. (A serial look-back in one thread took 21 ms for
-// 65,535 empty blocks before a live one on an H100, one warp 1.6 ms.) Called by every
-// thread of the block; block indices fit an int (count <= kRaggedFastStatusMax).
-constexpr int kLookBackPerThread = 4;
-constexpr int kLookBack = kStatusThreads * kLookBackPerThread;
-static_assert(kRaggedFastStatusMax <= INT32_MAX, "look-back indices are ints");
-
-template <typename IdxT>
-__device__ __forceinline__ int64_t live_end_before(const IdxT* __restrict__ n,
-                                                   const OperandArgs& a, int64_t limit,
-                                                   int before) {
-  __shared__ int warp_best[kStatusThreads / 32];
-  __shared__ int64_t found_end;
-  const int t = threadIdx.x;
-  for (int j0 = before - 1; j0 >= 0; j0 -= kLookBack) {
-    int best = -1;  // this thread's largest live index of the step
-    int64_t best_end = 0;
-#pragma unroll
-    for (int u = 0; u < kLookBackPerThread; ++u) {
-      const int j = j0 - (u * kStatusThreads + t);
-      if (best < 0 && j >= 0) {
-        const BlockSpan p = block_span(n, a, limit, j);
-        if (p.live) best = j, best_end = p.end;
-      }
-    }
-    const int warp_max = __reduce_max_sync(0xffffffffu, best);
-    if (t % 32 == 0) warp_best[t / 32] = warp_max;
-    __syncthreads();
-    int block_max = -1;
-#pragma unroll
-    for (int w = 0; w < kStatusThreads / 32; ++w) block_max = max(block_max, warp_best[w]);
-    if (best >= 0 && best == block_max) found_end = best_end;  // one thread holds it
-    __syncthreads();
-    if (block_max >= 0) return found_end;
-  }
-  return INT64_MIN;
-}
-
-// One operand's status[i]: the block's code, 0 for a live block (exact unless its
-// thread block raised flags[blockIdx.x]). A live block's predecessor is found inside
-// the thread block by a max-scan of the live indices; only the thread block's first
-// live block needs one from before the thread block, which the whole thread block looks
-// for. Called by every thread of the block; returns the block's code.
-template <typename IdxT>
-__device__ __forceinline__ int32_t operand_status(const IdxT* __restrict__ n, const OperandArgs& o,
-                                                  int64_t count, int64_t limit) {
-  constexpr int kWarps = kStatusThreads / 32;
-  __shared__ int64_t span_end[kStatusThreads];
-  __shared__ int warp_last[kWarps];
-  const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-  const int64_t base = int64_t(blockIdx.x) * kStatusThreads;
-  const int64_t i = base + t;
-  const BlockSpan s = i < count ? block_span(n, o, limit, i) : BlockSpan{};
-  span_end[t] = s.end;
-  // Exclusive max-scan of the live thread indices: the nearest live block before t.
-  int last = s.live ? t : -1;
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    const int v = __shfl_up_sync(0xffffffffu, last, d);
-    if (lane >= d) last = max(last, v);
-  }
-  if (lane == 31) warp_last[warp] = last;
-  int prev = __shfl_up_sync(0xffffffffu, last, 1);
-  if (lane == 0) prev = -1;
-  __syncthreads();
-  int any_live = -1;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) {
-    if (w < warp) prev = max(prev, warp_last[w]);
-    any_live = max(any_live, warp_last[w]);
-  }
-  // Uniform across the block: only a block with a live block needs its predecessor.
-  const int64_t outside_end =
-      any_live >= 0 ? live_end_before(n, o, limit, int(base)) : INT64_MIN;
-  bool irregular = false;
-  if (s.live) {
-    const int64_t prev_end = prev >= 0 ? span_end[prev] : outside_end;
-    irregular = prev_end != INT64_MIN && s.start < prev_end;
-  }
-  if (i < count) o.status[i] = s.pre;
-  // Also the barrier before the shared arrays are reused for the next operand.
-  irregular = __syncthreads_or(irregular);
-  if (t == 0) o.flags[blockIdx.x] = irregular ? 1 : 0;
-  return s.pre;
-}
-
-// Each operand's statuses (operand_status), then merged and the clamped sizes.
 template <typename IdxT>
 __global__ void __launch_bounds__(kStatusThreads)
     block_status_kernel(const IdxT* __restrict__ n, StatusArgs a) {
-  const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
-  const int32_t first = operand_status(n, a.op[0], a.count, a.limit);
-  const int32_t second = a.ops > 1 ? operand_status(n, a.op[1], a.count, a.limit) : 0;
-  if (i < a.count) {
-    if (a.merged) a.merged[i] = first != 0 ? first : second;
-    const int64_t ni = n[i];
-    a.clamped[i] = int32_t(ni < 0 ? 0 : (ni > a.limit ? a.limit : ni));
-  }
+  check_blocks(n, a);
 }
 
-// One operand's exact overlap check, pairwise: block i overlaps when a live block that
-// comes before it in (start, index) order ends after i starts (the order of ragged.cpp's
-// sorted sweep). Called by every thread of the block; returns i's final code.
-template <typename IdxT>
-__device__ __forceinline__ int32_t operand_overlaps(const IdxT* __restrict__ n,
-                                                    const OperandArgs& o, int64_t count,
-                                                    int64_t limit) {
-  __shared__ int64_t tile_start[kStatusThreads], tile_end[kStatusThreads];
-  const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
-  const BlockSpan s = i < count ? block_span(n, o, limit, i) : BlockSpan{};
-  bool clash = false;
-  for (int64_t j0 = 0; j0 < count; j0 += kStatusThreads) {
-    __syncthreads();
-    const int64_t jl = j0 + threadIdx.x;
-    const BlockSpan t = jl < count ? block_span(n, o, limit, jl) : BlockSpan{};
-    tile_start[threadIdx.x] = t.live ? t.start : INT64_MIN;
-    tile_end[threadIdx.x] = t.live ? t.end : INT64_MIN;
-    __syncthreads();
-    const int m = count - j0 < kStatusThreads ? int(count - j0) : kStatusThreads;
-    for (int u = 0; u < m; ++u) {
-      const int64_t os = tile_start[u], oe = tile_end[u];
-      clash |= oe != INT64_MIN && (os < s.start || (os == s.start && j0 + u < i)) &&
-               oe > s.start;
-    }
-  }
-  if (!s.live) return s.pre;
-  const int32_t st = clash ? o.overlap_code : 0;
-  o.status[i] = st;
-  return st;
-}
-
-// Whether some thread block raised operand o's flag (block-wide).
-__device__ __forceinline__ bool any_flag(const OperandArgs& o, int nflags) {
-  bool raised = false;
-  for (int f = threadIdx.x; f < nflags; f += kStatusThreads) raised |= o.flags[f] != 0;
-  return __syncthreads_or(raised);
-}
-
-// Redoes the overlap checks pairwise for each operand whose flag some thread block
-// raised (the other operand's statuses are exact already), and then the merged status;
-// returns at once where no flag is raised.
 template <typename IdxT>
 __global__ void __launch_bounds__(kStatusThreads)
     block_overlap_pairwise_kernel(const IdxT* __restrict__ n, StatusArgs a, int nflags) {
-  const bool redo_first = any_flag(a.op[0], nflags);
-  const bool redo_second = a.ops > 1 && any_flag(a.op[1], nflags);
-  if (!redo_first && !redo_second) return;
-  const int64_t i = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x;
-  const bool in = i < a.count;
-  const int32_t first = redo_first ? operand_overlaps(n, a.op[0], a.count, a.limit)
-                                   : (in ? a.op[0].status[i] : 0);
-  int32_t second = 0;
-  if (a.ops > 1) {
-    second = redo_second ? operand_overlaps(n, a.op[1], a.count, a.limit)
-                         : (in ? a.op[1].status[i] : 0);
-  }
-  if (a.merged && in) a.merged[i] = first != 0 ? first : second;
+  settle_blocks(n, a, nflags);
 }
 
 template <typename IdxT>
@@ -265,8 +67,8 @@ BlockStatus block_status_cuda(const at::Tensor& sizes, int64_t limit, const Stat
   const int ops = b ? 2 : 1;
   const int64_t nflags = ceil_div(count, kStatusThreads);
   // One allocation: the statuses, the clamped sizes, merged, the thread blocks' flags.
-  const int64_t parts = ops + 1 + (b ? 1 : 0);
-  at::Tensor buf = at::empty({parts * count + ops * nflags}, sizes.options().dtype(at::kInt));
+  at::Tensor buf =
+      at::empty({status_buffer_words(count, ops, nflags)}, sizes.options().dtype(at::kInt));
   BlockStatus out;
   int64_t used = 0;
   const auto take = [&](int64_t len) {
@@ -279,23 +81,13 @@ BlockStatus block_status_cuda(const at::Tensor& sizes, int64_t limit, const Stat
   out.clamped = take(count);
   if (b) out.merged = take(count);
   if (count == 0) return out;
-  int32_t* flags = buf.mutable_data_ptr<int32_t>() + parts * count;
   const at::Tensor n = sizes.contiguous();
   const at::Tensor a_off = a.offsets.contiguous();
   const at::Tensor b_off = b ? b->offsets.contiguous() : at::Tensor();
-  StatusArgs args{};
-  args.count = count;
-  args.limit = limit;
-  args.ops = ops;
-  const auto operand = [&](const StatusOperand& o, const at::Tensor& off, at::Tensor& status,
-                           int32_t* f) {
-    return OperandArgs{off.const_data_ptr<int64_t>(), o.rows, o.cols, o.numel, o.range_code,
-                       o.overlap_code, status.mutable_data_ptr<int32_t>(), f};
-  };
-  args.op[0] = operand(a, a_off, out.status, flags);
-  if (b) args.op[1] = operand(*b, b_off, out.b_status, flags + nflags);
-  args.clamped = out.clamped.mutable_data_ptr<int32_t>();
-  args.merged = b ? out.merged.mutable_data_ptr<int32_t>() : nullptr;
+  const StatusArgs args =
+      status_args(count, limit, a, a_off.const_data_ptr<int64_t>(), b,
+                  b ? b_off.const_data_ptr<int64_t>() : nullptr, buf.mutable_data_ptr<int32_t>(),
+                  nflags);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   if (n.scalar_type() == at::kInt) {
     launch_status<int32_t>(n, args, stream);
