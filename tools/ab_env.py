@@ -8,7 +8,8 @@
 Each case is op:dtype:n[:batch] with op potrf (lower) or posv (posv_solve, one right-hand
 side), bench_fixed's inputs and batch (unless given: potrf:float64:512:50 times a call
 bound by its chain of launches), or vpotrf:dtype:dist:nmax:batch, potrf_vbatched on
-bench_vbatched's batch of that size distribution (seed 0; max_n given, metadata on the GPU):
+bench_vbatched's batch of that size distribution (seed 0; max_n given, metadata on the GPU;
+vposv: posv_vbatched with one right-hand side):
     python3 tools/ab_env.py BATCHCHOL_RAGGED_LISTED vpotrf:float64:skewed:512:5000 --arms ,0
 (an empty value in --arms: unset). The two arms alternate for --rounds rounds (CUDA events,
 benchmarks/common.median_ms each), so the machine's drift hits both alike; the table
@@ -63,7 +64,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("var", help="the environment variable the switch reads")
     ap.add_argument("cases", nargs="+",
-                    help="op:dtype:n[:batch] (op: potrf | posv) or vpotrf:dtype:dist:nmax:batch")
+                    help="op:dtype:n[:batch] (op: potrf | posv) or "
+                         "vpotrf|vposv:dtype:dist:nmax:batch")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--arms", default=None,
                     help="OLD,NEW: the switch's values for the two arms (default: unset, 1)")
@@ -81,17 +83,23 @@ def main():
           f"{'roofline':>9s}  same (lower, upper)")
     for case in args.cases:
         op, dname, *rest = case.split(":")
-        arity = (3,) if op == "vpotrf" else (1, 2)
-        if op not in ("potrf", "posv", "vpotrf") or len(rest) not in arity:
-            sys.exit(f"bad case {case!r}: op:dtype:n[:batch] or vpotrf:dtype:dist:nmax:batch")
+        ragged = op in ("vpotrf", "vposv")
+        arity = (3,) if ragged else (1, 2)
+        if op not in ("potrf", "posv", "vpotrf", "vposv") or len(rest) not in arity:
+            sys.exit(f"bad case {case!r}: op:dtype:n[:batch] or vpotrf|vposv:dtype:dist:nmax:batch")
         dtype = getattr(torch, dname)
-        if op == "vpotrf":
+        if ragged:
             dist, nmax, batch = rest[0], int(rest[1]), int(rest[2])
             sizes = sample_sizes(dist, nmax, batch, torch.Generator().manual_seed(0))
             A, nd, od = make_batch(sizes, dtype, dev)
             max_n = int(sizes.max())
 
-            def vcall(up, A=A, nd=nd, od=od, max_n=max_n):
+            b = torch.rand(int(sizes.sum()), dtype=dtype, device=dev)
+            boff = nd.cumsum(0) - nd
+
+            def vcall(up, A=A, nd=nd, od=od, max_n=max_n, b=b, boff=boff):
+                if op == "vposv":
+                    return lambda: ops.posv_vbatched(A, nd, od, b, boff, 1, max_n, up)
                 return lambda: ops.potrf_vbatched(A, nd, od, max_n, up)
 
             lower, upper = vcall(False), vcall(True)
@@ -106,7 +114,7 @@ def main():
             old.append(with_env(args.var, arms[0], lambda: common.median_ms(lower)))
             new.append(with_env(args.var, arms[1], lambda: common.median_ms(lower)))
         roof = "-"
-        if op != "vpotrf":
+        if not ragged:
             nbytes, _ = cost(op, n, 1, A.element_size())
             roof = f"{nbytes * batch / bw * 1e3 / min(new):.2f}"
         print(f"{case:32s} {batch:8d} {min(old):9.4f} {min(new):9.4f} {min(old) / min(new):8.3f} "

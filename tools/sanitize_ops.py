@@ -534,20 +534,30 @@ def ragged_workload(dtypes, quick):
                 ops.posv_vbatched(rs.values, rs.n.cuda(), rs.offsets.cuda(), bs, bsoff.cuda(),
                                   ks, 32, upper)
         os.environ.pop("BATCHCHOL_VBATCHED_KERNEL")
-        bad_small = rs.n.clone()
-        bad_small[0] = -1
-        ops.potrf_vbatched(rs.values, bad_small.cuda(), rs.offsets.cuda(), 32, False)
-        bad_n = r.n.clone()
-        bad_n[1] = 500
-        bad_off = r.offsets.clone()
-        bad_off[2] = r.values.numel() - 3
-        ops.posv_vbatched(r.values, bad_n.cuda(), bad_off.cuda(), b, boff.cuda(), k, 140, False)
-        # Valid blocks out of offset order, and two blocks that overlap: the status
-        # kernels' pairwise pass and the output's grid-wide clear.
-        ops.potrf_vbatched(r.values, r.n.flip(0).cuda(), r.offsets.flip(0).cuda(), 140, False)
-        clash = r.offsets.clone()
-        clash[3] = clash[2]
-        ops.posv_vbatched(r.values, r.n.cuda(), clash.cuda(), b, boff.cuda(), k, 140, False)
+        # Invalid device metadata through the fused prologue (ragged_prologue.h) and the
+        # separate steps it replaces.
+        for prologue in ("1", "0"):
+            os.environ["BATCHCHOL_RAGGED_PROLOGUE"] = prologue
+            bad_small = rs.n.clone()
+            bad_small[0] = -1
+            ops.potrf_vbatched(rs.values, bad_small.cuda(), rs.offsets.cuda(), 32, False)
+            bad_n = r.n.clone()
+            bad_n[1] = 500
+            bad_off = r.offsets.clone()
+            bad_off[2] = r.values.numel() - 3
+            ops.posv_vbatched(r.values, bad_n.cuda(), bad_off.cuda(), b, boff.cuda(), k, 140, False)
+            # Valid blocks out of offset order, and two blocks that overlap: the status
+            # kernels' pairwise pass and the output's grid-wide clear.
+            ops.potrf_vbatched(r.values, r.n.flip(0).cuda(), r.offsets.flip(0).cuda(), 140, False)
+            clash = r.offsets.clone()
+            clash[3] = clash[2]
+            ops.posv_vbatched(r.values, r.n.cuda(), clash.cuda(), b, boff.cuda(), k, 140, False)
+            # After the block that ends the buffer, an invalid one whose offset lies just
+            # past the end: the gap between them is outside the buffer, not to be zeroed.
+            past_n = torch.cat([r.n, torch.tensor([2])]).cuda()
+            past_off = torch.cat([r.offsets, torch.tensor([r.values.numel() + 5])]).cuda()
+            ops.potrf_vbatched(r.values, past_n, past_off, 140, False)
+        os.environ.pop("BATCHCHOL_RAGGED_PROLOGUE")
         x = ops._gemm_vbatched(r.values, r.offsets.cuda(), -1, -1, True, r.values, r.offsets.cuda(),
                                -1, -1, False, r.n.cuda(), r.offsets.cuda(), r.values.numel())
         ops._tri_vbatched(x, r.n.cuda(), r.offsets.cuda(), 2)

@@ -210,6 +210,20 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
   }
 }
 
+// The grouping of sizes 1..warp_hi and kSmallBin + 1 .. hi: `grouped` (built ahead by the
+// fused prologue, ragged_prologue.h), checked against those arguments, or one built here
+// (held in `own`).
+const SizeGroups& grouping(const RaggedBatch& rb, const SizeGroups* grouped, int warp_hi, int hi,
+                           int* info, SizeGroups& own) {
+  if (grouped == nullptr) {
+    own = group_by_size(rb, warp_hi, kSmallBin + 1, hi, info);
+    return own;
+  }
+  TORCH_CHECK(grouped->holds(warp_hi, kSmallBin + 1, hi),
+              "batchchol: the grouping built ahead does not match the ragged launch");
+  return *grouped;
+}
+
 // The matrices of sizes 1..warp_hi (<= kSmallBin) and kSmallBin + 1 .. hi (none for
 // hi <= kSmallBin), grouped by size class on the device (warp_serves<T>() only): the
 // first to the warp family (three launches by order range, or one for small batches:
@@ -226,11 +240,13 @@ void launch_groups_of_sizes(const T* A, T* L, int* info, const RaggedBatch& rb,
 // first, the first alone on the caller's stream: on one stream each launch waits for the
 // tail of the one before, and the small ones leave most of the GPU idle.
 template <typename T, typename Tail>
-void launch_size_groups(const T* A, T* L, int* info, const RaggedBatch& rb, int warp_hi, int hi,
-                        bool one, bool upper, int width, const Tail* tail, bool listed = false) {
+void launch_size_groups(const T* A, T* L, int* info, const RaggedBatch& rb,
+                        const SizeGroups* grouped, int warp_hi, int hi, bool one, bool upper,
+                        int width, const Tail* tail, bool listed = false) {
   if constexpr (warp_serves<T>()) {
     // The grouping goes on the caller's stream, before the fork.
-    const SizeGroups sg = group_by_size(rb, warp_hi, kSmallBin + 1, hi, info);
+    SizeGroups own;
+    const SizeGroups& sg = grouping(rb, grouped, warp_hi, hi, info, own);
     const StreamFanout fan(width);
     const LaunchStreams& streams = fan.streams();
     int next = 0;
@@ -248,7 +264,7 @@ void launch_size_groups(const T* A, T* L, int* info, const RaggedBatch& rb, int 
 
 template <typename T>
 void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool upper,
-                   cudaStream_t stream) {
+                   const SizeGroups* grouped, cudaStream_t stream) {
   const int max_n = static_cast<int>(rb.max_n);
   RaggedLayout lay{rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(),
                    rb.status.defined() ? rb.status.const_data_ptr<int>() : nullptr, 0, false};
@@ -261,8 +277,8 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
   using NoTail = void (*)(cudaStream_t, const SizeGroups&);
   switch (k) {
     case RaggedKernel::kWarp:
-      return launch_size_groups<T, NoTail>(A, L, info, rb, max_n, /*hi=*/0, false, upper,
-                                           width, nullptr);
+      return launch_size_groups<T, NoTail>(A, L, info, rb, grouped, max_n, /*hi=*/0, false,
+                                           upper, width, nullptr);
     case RaggedKernel::kRegisters:
       return launch_registers_bins(A, L, info, rb.count, lay, max_n, upper, stream);
     case RaggedKernel::kShared:
@@ -283,8 +299,8 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
       };
       if constexpr (warp_serves<T>()) {
         if (!ragged_listed_blocked(max_n))
-          return launch_size_groups(A, L, info, rb, kSmallBin, /*hi=*/0, false, upper, width,
-                                    &lazy);
+          return launch_size_groups(A, L, info, rb, grouped, kSmallBin, /*hi=*/0, false, upper,
+                                    width, &lazy);
         // The lazy blocked launches over the list of the matrices past kSmallBin. A bad
         // BATCHCHOL_RAGGED_LISTED_GRID fails here, before any launch.
         listed_grid_cap();
@@ -296,8 +312,8 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
           ll.groups = sg.groups;
           launch_blocked_layout(A, L, info, rb.count, ll, max_n, upper, s);
         };
-        return launch_size_groups(A, L, info, rb, kSmallBin, max_n, false, upper, width, &listed,
-                                  /*listed=*/true);
+        return launch_size_groups(A, L, info, rb, grouped, kSmallBin, max_n, false, upper, width,
+                                  &listed, /*listed=*/true);
       } else {
         launch_registers_bins(A, L, info, rb.count, small, kSmallBin, upper, stream);
         return lazy(stream, SizeGroups{});
@@ -312,29 +328,54 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
       const auto lazy = [&](cudaStream_t s, const SizeGroups&) {
         launch_blocked_layout(A, L, info, rb.count, lay, max_n, upper, s);
       };
-      return launch_size_groups(A, L, info, rb, kSmallBin, hi,
+      return launch_size_groups(A, L, info, rb, grouped, kSmallBin, hi,
                                 /*one=*/k == RaggedKernel::kTileOne, upper, width,
                                 max_n > hi ? &lazy : nullptr);
     }
   }
 }
 
+// The grouping launch_ragged takes (launch_size_groups' arguments in its switch).
+template <typename T>
+GroupPlan ragged_group_plan(int max_n) {
+  if constexpr (warp_serves<T>()) {
+    switch (choose_ragged_kernel<T>(max_n)) {
+      case RaggedKernel::kWarp: return {true, max_n, kSmallBin + 1, 0};
+      case RaggedKernel::kBinned:
+        return {true, kSmallBin, kSmallBin + 1, ragged_listed_blocked(max_n) ? max_n : 0};
+      case RaggedKernel::kTile:
+      case RaggedKernel::kTileOne: return {true, kSmallBin, kSmallBin + 1, tile_share_hi<T>(max_n)};
+      default: break;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
+GroupPlan potrf_group_plan(at::ScalarType dtype, int64_t max_n) {
+  TORCH_CHECK(max_n >= 0 && max_n <= kMaxSize, "batchchol: bad max_n for a ragged grouping");
+  GroupPlan plan;
+  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(dtype, "batchchol_potrf_group_plan", [&] {
+    plan = ragged_group_plan<scalar_t>(static_cast<int>(max_n));
+  });
+  return plan;
+}
+
 void launch_potrf_ragged(const at::Tensor& A, at::Tensor& L, at::Tensor& info,
-                         const RaggedBatch& rb, bool upper) {
+                         const RaggedBatch& rb, bool upper, const SizeGroups* grouped) {
   if (rb.count == 0) return;
   TORCH_CHECK(rb.count <= INT32_MAX, kPotrfV, ": batch too large for one launch");
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(A.scalar_type(), "batchchol_potrf_vbatched_cuda", [&] {
     launch_ragged<scalar_t>(A.const_data_ptr<scalar_t>(), L.mutable_data_ptr<scalar_t>(),
-                            info.mutable_data_ptr<int>(), rb, upper, stream);
+                            info.mutable_data_ptr<int>(), rb, upper, grouped, stream);
   });
 }
 
 bool launch_posv_ragged_fused(const at::Tensor& A, const at::Tensor& B, at::Tensor& X,
                               at::Tensor& L, at::Tensor& info, const RaggedBatch& rb, int64_t k,
-                              bool upper) {
+                              bool upper, const SizeGroups* grouped) {
   const auto dtype = A.scalar_type();
   if (rb.count == 0 || (dtype != at::kFloat && dtype != at::kDouble)) return false;
   TORCH_CHECK(rb.count <= INT32_MAX, kPosvV, ": batch too large for one launch");
@@ -345,7 +386,8 @@ bool launch_posv_ragged_fused(const at::Tensor& A, const at::Tensor& B, at::Tens
     if (choose_ragged_kernel<T>(max_n) != RaggedKernel::kWarp) return;
     // k = -1: square blocks, up to max_n columns.
     if ((k < 0 ? max_n : k) > posv_vbatched_fused_max_k(sizeof(T) == 8)) return;
-    const SizeGroups sg = group_by_size(rb, max_n, kSmallBin + 1, 0, info.mutable_data_ptr<int>());
+    SizeGroups own;
+    const SizeGroups& sg = grouping(rb, grouped, max_n, 0, info.mutable_data_ptr<int>(), own);
     const StreamFanout fan(ragged_stream_width(1));  // after the grouping; see launch_ragged
     launch_posv_warp_groups(A.const_data_ptr<T>(), B.const_data_ptr<T>(), X.mutable_data_ptr<T>(),
                             L.mutable_data_ptr<T>(), info.mutable_data_ptr<int>(), rb, sg, k, upper,
@@ -362,6 +404,14 @@ std::tuple<at::Tensor, at::Tensor> potrf_vbatched_cuda(const at::Tensor& A, cons
                                                        c10::optional<int64_t> max_n, bool upper) {
   check_ragged_matrices(kPotrfV, "A", A, n, offsets);
   const c10::cuda::OptionalCUDAGuard guard(A.device());
+  if (cuda::ragged_prologue_applies(n, offsets, nullptr, max_n)) {
+    check_ragged_max_n(kPotrfV, *max_n);
+    const cuda::GroupPlan plan = cuda::potrf_group_plan(A.scalar_type(), *max_n);
+    const at::Tensor Ac = A.contiguous();
+    cuda::RaggedPrologue p = cuda::ragged_prologue(kPotrfV, Ac, n, offsets, *max_n, nullptr, plan);
+    cuda::launch_potrf_ragged(Ac, p.L, p.info, p.rb, upper, plan.grouped ? &p.sg : nullptr);
+    return {p.L, p.info};
+  }
   const RaggedBatch rb = prepare_ragged(kPotrfV, A, n, offsets, max_n);
   const at::Tensor Ac = A.contiguous();
   at::Tensor L = cuda::ragged_matrix_output(Ac, rb);

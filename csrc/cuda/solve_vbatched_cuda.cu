@@ -178,8 +178,24 @@ at::Tensor potrs_vbatched_cuda(const at::Tensor& L, const at::Tensor& n, const a
 std::tuple<at::Tensor, at::Tensor, at::Tensor> posv_vbatched_cuda(
     const at::Tensor& A, const at::Tensor& n, const at::Tensor& offsets, const at::Tensor& B,
     const at::Tensor& b_offsets, int64_t k, c10::optional<int64_t> max_n, bool upper) {
-  const RaggedBatch rb =
-      prepare_ragged_solve(kPosvV, "A", A, n, offsets, B, b_offsets, k, max_n, /*left=*/true);
+  check_ragged_matrices(kPosvV, "A", A, n, offsets);
+  check_ragged_rhs(kPosvV, A, n, "B", B, b_offsets, k);
+  const RaggedRhs rhs{B, b_offsets, rhs_block_shape(k, /*left=*/true)};
+  if (cuda::ragged_prologue_applies(n, offsets, &b_offsets, max_n)) {
+    check_ragged_max_n(kPosvV, *max_n);
+    const c10::cuda::OptionalCUDAGuard guard(A.device());
+    const at::Tensor Ac = A.contiguous(), Bc = B.contiguous();
+    const cuda::GroupPlan plan = cuda::potrf_group_plan(A.scalar_type(), *max_n);
+    cuda::RaggedPrologue p = cuda::ragged_prologue(kPosvV, Ac, n, offsets, *max_n, &rhs, plan);
+    at::Tensor X = cuda::zeroed_like(Bc);
+    const cuda::SizeGroups* sg = plan.grouped ? &p.sg : nullptr;
+    if (!cuda::launch_posv_ragged_fused(Ac, Bc, X, p.L, p.info, p.rb, k, upper, sg)) {
+      cuda::launch_potrf_ragged(Ac, p.L, p.info, p.rb, upper, sg);
+      cuda::launch_solve_ragged(p.L, Bc, X, p.rb, k, /*potrs=*/true, upper, true, false, false);
+    }
+    return {X, p.L, p.info};
+  }
+  const RaggedBatch rb = prepare_ragged(kPosvV, A, n, offsets, max_n, &rhs);
   const c10::cuda::OptionalCUDAGuard guard(A.device());
   const at::Tensor Ac = A.contiguous(), Bc = B.contiguous();
   at::Tensor L = cuda::ragged_matrix_output(Ac, rb);

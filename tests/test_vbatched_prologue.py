@@ -1,0 +1,187 @@
+"""The fused prologue of potrf_vbatched / posv_vbatched on CUDA (metadata on the device,
+max_n given: the checks, the zeros of L outside its blocks and the grouping by size in two
+or three kernels) against the separate steps it replaces (BATCHCHOL_RAGGED_PROLOGUE=0):
+the same info, L and X bit for bit, over valid and invalid layouts and every kernel
+family, and L zero outside the valid blocks."""
+
+import pytest
+import torch
+
+from conftest import cuda_kernel_names, ops
+
+pytestmark = pytest.mark.cuda
+
+SIZES = {
+    "small": [5, 17, 1, 32, 8, 0, 31, 12, 3],      # the warp family, one-pass grouping
+    "medium": [33, 7, 64, 1, 40, 0, 65, 20, 128],  # warp64, tile groups: two passes
+    "large": [130, 3, 97, 64, 1, 300, 33],         # binned (past the tile family in float64)
+}
+LAYOUTS = ["packed", "gaps", "long-gap", "reversed", "invalid", "clash", "next-past-end"]
+
+
+def build(sizes, layout, dtype, seed=0):
+    """values (on the GPU; NaN outside the blocks), sizes and offsets (CPU, int64), numel
+    and max_n for one layout. Each block is diagonally dominant in both triangles."""
+    g = torch.Generator().manual_seed(seed)
+    n = torch.tensor(sizes, dtype=torch.int64)
+    ext = n * n
+    gap = {"gaps": 3, "long-gap": 1500}.get(layout, 0)
+    lead = 2 * gap + (2000 if layout == "long-gap" else 0)
+    order = torch.arange(len(sizes))
+    if layout == "reversed":
+        order = order.flip(0)
+    off = torch.zeros_like(n)
+    pos = lead
+    for i in order.tolist():
+        off[i] = pos
+        pos += int(ext[i]) + gap
+    numel = pos
+    values = torch.full((numel,), float("nan"), dtype=dtype)
+    for s, o in zip(sizes, off.tolist()):
+        blk = torch.rand(s, s, generator=g, dtype=torch.float64) * 2 - 1
+        values[o : o + s * s] = (blk + torch.eye(s, dtype=torch.float64) * (s + 1)).reshape(-1).to(dtype)
+    max_n = max(sizes)
+    n, off = n.clone(), off.clone()
+    if layout == "invalid":
+        n[1] = -2                            # negative size
+        n[2] = max_n + 1                     # above max_n
+        off[3] = numel                       # starts at the end: runs past it
+    elif layout == "clash":
+        big = int(torch.argmax(n))
+        off[(big + 1) % len(sizes)] = off[big] + 1  # starts inside the largest block
+    elif layout == "next-past-end":
+        # The block that ends the buffer is followed by an invalid one whose offset lies
+        # just past the end: its gap must not be zeroed (it is outside the buffer).
+        last = int(torch.argmax(off))
+        values = values[: int(off[last] + ext[last])].clone()
+        numel = values.numel()
+        n = torch.cat([n, torch.tensor([2])])
+        off = torch.cat([off, torch.tensor([numel + 5])])
+    return values.cuda(), n, off, numel, max_n
+
+
+def calls(values, n, off, max_n, idx_dtype):
+    """potrf (both triangles) and posv (one right-hand side, the same B for every call)."""
+    n_d, off_d = n.to(idx_dtype).cuda(), off.cuda()
+    cnt = len(n)
+    g = torch.Generator().manual_seed(cnt)
+    B = torch.rand(int(n.clamp_min(0).sum()) + 4, generator=g, dtype=torch.float64)
+    B = B.to(values.dtype).cuda()
+    b_off = torch.cat([torch.zeros(1, dtype=torch.int64), n.clamp_min(0).cumsum(0)[:-1]]).cuda()
+    L, info = ops.potrf_vbatched(values, n_d, off_d, max_n, False)
+    U, info_u = ops.potrf_vbatched(values, n_d, off_d, max_n, True)
+    X, L2, info2 = ops.posv_vbatched(values, n_d, off_d, B, b_off, 1, max_n, False)
+    assert info.shape == (cnt,)
+    return L, info, U, info_u, X, L2, info2
+
+
+def assert_same(a, b, what):
+    for x, y in zip(a, b):
+        torch.testing.assert_close(x, y, rtol=0, atol=0, equal_nan=True, msg=what)
+
+
+def assert_zero_outside_valid(L, n, off, info):
+    # Valid blocks do not overlap: +1 where one starts, -1 where it ends.
+    valid = (info.cpu() >= 0) & (n > 0)
+    starts, ends = off[valid], off[valid] + n[valid] ** 2
+    edge = torch.zeros(L.numel() + 1, dtype=torch.int64)
+    edge.index_add_(0, starts, torch.ones_like(starts))
+    edge.index_add_(0, ends, -torch.ones_like(ends))
+    keep = edge.cumsum(0)[:-1].bool().to(L.device)
+    assert (L[~keep] == 0).all(), "L must be zero outside the valid blocks"
+
+
+@pytest.mark.parametrize("sizes", list(SIZES))
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_prologue_matches_separate_steps(monkeypatch, sizes, layout, dtype):
+    values, n, off, numel, max_n = build(SIZES[sizes], layout, dtype)
+    for idx_dtype in (torch.int64, torch.int32):
+        got = {}
+        for arm in ("1", "0"):
+            monkeypatch.setenv("BATCHCHOL_RAGGED_PROLOGUE", arm)
+            got[arm] = calls(values, n, off, max_n, idx_dtype)
+        assert_same(got["1"], got["0"], f"{sizes} {layout} {idx_dtype}")
+        L, info = got["1"][0], got["1"][1]
+        assert_zero_outside_valid(L, n, off, info)
+        if layout == "invalid":
+            assert info.tolist()[1:4] == [-1, -2, -3]
+        elif layout == "clash":
+            assert (info == -4).sum() == 1
+        elif layout == "next-past-end":
+            assert info.tolist()[-1] == -3
+        else:
+            assert (info == 0).all()
+
+
+@pytest.mark.parametrize("family", ["warp", "registers", "shared", "greedy", "lazy", "binned",
+                                    "tile", "tile-one"])
+@pytest.mark.parametrize("layout", ["gaps", "invalid", "clash"])
+def test_prologue_every_family(monkeypatch, family, layout):
+    # Each family takes its own grouping (or none: registers, shared, greedy, lazy).
+    monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", family)
+    sizes = SIZES["small"] if family in ("warp", "registers") else SIZES["medium"]
+    values, n, off, numel, max_n = build(sizes, layout, torch.float64, seed=1)
+    got = {}
+    for arm in ("1", "0"):
+        monkeypatch.setenv("BATCHCHOL_RAGGED_PROLOGUE", arm)
+        got[arm] = calls(values, n, off, max_n, torch.int64)
+    assert_same(got["1"], got["0"], f"{family} {layout}")
+    assert_zero_outside_valid(got["1"][0], n, off, got["1"][1])
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_prologue_complex(monkeypatch, dtype):
+    # Complex batches take no grouping; L's elements are two or four 32-bit words.
+    values, n, off, numel, max_n = build(SIZES["medium"], "gaps", torch.float64)
+    values = values.to(dtype)
+    got = {}
+    for arm in ("1", "0"):
+        monkeypatch.setenv("BATCHCHOL_RAGGED_PROLOGUE", arm)
+        got[arm] = calls(values, n, off, max_n, torch.int64)
+    assert_same(got["1"], got["0"], str(dtype))
+    assert_zero_outside_valid(got["1"][0], n, off, got["1"][1])
+
+
+@pytest.mark.parametrize("count", [3000, 20000])
+@pytest.mark.parametrize("max_n", [32, 72])
+def test_prologue_many_thread_blocks(monkeypatch, count, max_n):
+    # Several thread blocks of the prologue's kernels (a flag word each), an invalid block
+    # in one of the last ones, the warp family's three launches past 16,384 matrices.
+    g = torch.Generator().manual_seed(count + max_n)
+    n = torch.randint(0, max_n + 1, (count,), generator=g)
+    ext = n * n
+    off = torch.cat([torch.zeros(1, dtype=torch.int64), ext.cumsum(0)[:-1]])
+    numel = int(ext.sum())
+    values = torch.rand(numel, dtype=torch.float32, device="cuda") * 2 - 1
+    owner = torch.repeat_interleave(torch.arange(count), n)
+    first = torch.repeat_interleave(off - (n.cumsum(0) - n) * (n + 1), n)
+    diag = first + torch.arange(int(n.sum())) * (n + 1)[owner]
+    values[diag.cuda()] = (n + 1)[owner].to(torch.float32).cuda()
+    bad = n.clone()
+    bad[count - 7] = -1
+    for sizes, layout_ok in ((n, True), (bad, False)):
+        got = {}
+        for arm in ("1", "0"):
+            monkeypatch.setenv("BATCHCHOL_RAGGED_PROLOGUE", arm)
+            got[arm] = calls(values, sizes, off, max_n, torch.int64)
+        assert_same(got["1"], got["0"], f"{count} {max_n} {layout_ok}")
+        info = got["1"][1]
+        assert (info == 0).all() if layout_ok else info.tolist()[count - 7] == -1
+        assert_zero_outside_valid(got["1"][0], sizes, off, info)
+
+
+@pytest.mark.parametrize("arm", ["1", "0"])
+def test_prologue_switch_picks_the_kernels(monkeypatch, arm):
+    # The switch must change what runs, or the comparisons above compare a path with itself.
+    monkeypatch.setenv("BATCHCHOL_RAGGED_PROLOGUE", arm)
+    values, n, off, numel, max_n = build(SIZES["medium"], "gaps", torch.float64)
+    n_d, off_d = n.cuda(), off.cuda()
+    names = " ".join(cuda_kernel_names(lambda: ops.potrf_vbatched(values, n_d, off_d, max_n, False)))
+    assert ("prologue_check_kernel" in names) == (arm == "1")
+    assert ("block_status_kernel" in names) == (arm == "0")
+    # Host metadata, or no max_n, keep the separate steps.
+    monkeypatch.setenv("BATCHCHOL_RAGGED_PROLOGUE", "1")
+    for args in ((n, off, max_n), (n_d, off_d, None)):
+        names = " ".join(cuda_kernel_names(lambda: ops.potrf_vbatched(values, *args, False)))
+        assert "prologue_check_kernel" not in names
