@@ -59,6 +59,19 @@ constexpr int kSmallBin = 32;  // the registers and warp kernels' largest n
 // (stream_fanout.h; BATCHCHOL_RAGGED_STREAMS overrides).
 constexpr int kRaggedStreams = 3;
 
+// Streams for potrf_vbatched's launches (stream_fanout.h; BATCHCHOL_RAGGED_STREAMS
+// overrides). Where every matrix goes to the warp family, one (host time is most of those
+// calls, and the fork and joins add to it) unless its three order ranges take a launch
+// each (past kWarpOneLaunchMax matrices, max_n > 16), so that their tails overlap. H200,
+// 50,000 matrices, one / three streams, ms (results/h200-2026-11-29-round51-streams-ab.txt):
+// max_n = 32 float32 uniform 0.145 / 0.138, gaussian 0.136 / 0.115, skewed 0.051 /
+// 0.043, float64 0.235 / 0.229, 0.208 / 0.194, 0.049 / 0.046; but max_n = 16 (two
+// launches) float32 uniform 0.060 / 0.068, and posv_vbatched's fused launches float32
+// uniform 0.198 / 0.208 (float64 gaussian 0.326 / 0.320): they keep one.
+int fanout_width(int max_n, int64_t count) {
+  return max_n > kSmallBin || (count > kWarpOneLaunchMax && max_n > 16) ? kRaggedStreams : 1;
+}
+
 // Whether the warp family serves T up to kSmallBin (float32 and float64).
 template <typename T>
 constexpr bool warp_serves() {
@@ -269,9 +282,7 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
   RaggedLayout lay{rb.offsets.const_data_ptr<int64_t>(), rb.sizes.const_data_ptr<int>(),
                    rb.status.defined() ? rb.status.const_data_ptr<int>() : nullptr, 0, false};
   const RaggedKernel k = choose_ragged_kernel<T>(max_n);
-  // One stream where every matrix goes to the warp family: those calls are bound by
-  // host time, which the fork and joins add to.
-  const int width = ragged_stream_width(max_n > kSmallBin ? kRaggedStreams : 1);
+  const int width = ragged_stream_width(fanout_width(max_n, rb.count));
   // The lazy blocked launches, passed to launch_size_groups as its tail (a lambda by
   // pointer: no std::function and its allocation per call).
   using NoTail = void (*)(cudaStream_t, const SizeGroups&);
@@ -388,7 +399,7 @@ bool launch_posv_ragged_fused(const at::Tensor& A, const at::Tensor& B, at::Tens
     if ((k < 0 ? max_n : k) > posv_vbatched_fused_max_k(sizeof(T) == 8)) return;
     SizeGroups own;
     const SizeGroups& sg = grouping(rb, grouped, max_n, 0, info.mutable_data_ptr<int>(), own);
-    const StreamFanout fan(ragged_stream_width(1));  // after the grouping; see launch_ragged
+    const StreamFanout fan(ragged_stream_width(1));  // after the grouping; see fanout_width
     launch_posv_warp_groups(A.const_data_ptr<T>(), B.const_data_ptr<T>(), X.mutable_data_ptr<T>(),
                             L.mutable_data_ptr<T>(), info.mutable_data_ptr<int>(), rb, sg, k, upper,
                             fan.streams());

@@ -321,15 +321,6 @@ void launch_warp_classes(const WarpListArgs<T>& args, const RaggedBatch& rb, con
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Batches of at most this many matrices with sizes past 16 (the three ranges all
-// launched) run every class in one launch: their calls are bound by host time and by
-// the launches' tails (on one stream each of the three launches waits for the one
-// before), and they use little of the occupancy that the one launch's registers cost
-// (float32 potrf 128, posv 168; float64 211 / 232). H100,
-// 5,000 matrices of sizes uniform in 1..32: GPU time per call float32 53 -> 35 us,
-// float64 70 -> 58, two launches less host time; 50,000 float64 matrices: 273 -> 325.
-constexpr int64_t kWarpOneLaunchMax = 16384;
-
 template <typename T, bool kSolve>
 void launch_warp_groups(const WarpListArgs<T>& args, const RaggedBatch& rb, const SizeGroups& sg,
                         const LaunchStreams& streams) {
