@@ -552,6 +552,10 @@ def ragged_workload(dtypes, quick):
             clash = r.offsets.clone()
             clash[3] = clash[2]
             ops.posv_vbatched(r.values, r.n.cuda(), clash.cuda(), b, boff.cuda(), k, 140, False)
+            b_clash = boff.clone()
+            b_clash[3] = b_clash[2]  # two right-hand sides that overlap, their matrices valid
+            ops.posv_vbatched(r.values, r.n.cuda(), r.offsets.cuda(), b, b_clash.cuda(), k, 140,
+                              False)
             # After the block that ends the buffer, an invalid one whose offset lies just
             # past the end: the gap between them is outside the buffer, not to be zeroed.
             past_n = torch.cat([r.n, torch.tensor([2])]).cuda()

@@ -244,8 +244,8 @@ const SizeGroups& grouping(const RaggedBatch& rb, const SizeGroups* grouped, int
 // per matrix (warp64_ragged.cuh; the wide family with BATCHCHOL_RAGGED_WARP64=0: tile
 // ran 2.7x slower than wide at float64 n = 64 with 8 warps a block), the others to the
 // tile family, one launch per group, or with `one` a single tile launch for all of its
-// groups. Also writes the info
-// of the matrices of size 0 and of those with invalid metadata. With `tail`, the
+// groups. The grouping (group_by_size here, or the fused prologue's `grouped`) writes the
+// info of the matrices of size 0 and of those with invalid metadata. With `tail`, the
 // caller's launches for the sizes past hi (lazy blocked, `tail(stream, groups)`); with
 // `listed` the sizes kSmallBin + 1 .. hi go to the tail too, grouped (the groups' list
 // for a ListedLayout) instead of to the warp64, wide and tile launches. Every launch touches its
@@ -313,7 +313,7 @@ void launch_ragged(const T* A, T* L, int* info, const RaggedBatch& rb, bool uppe
           return launch_size_groups(A, L, info, rb, grouped, kSmallBin, /*hi=*/0, false, upper,
                                     width, &lazy);
         // The lazy blocked launches over the list of the matrices past kSmallBin. A bad
-        // BATCHCHOL_RAGGED_LISTED_GRID fails here, before any launch.
+        // BATCHCHOL_RAGGED_LISTED_GRID fails here, before any factorization launch.
         listed_grid_cap();
         const auto listed = [&](cudaStream_t s, const SizeGroups& sg) {
           ListedLayout ll;

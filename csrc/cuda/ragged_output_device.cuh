@@ -20,7 +20,9 @@ constexpr int64_t kMaxSerialGap = 1024;
 // before it) and returns true; returns false, writing nothing, where the caller must clear
 // the whole buffer: block b invalid (code != 0), out of offset order with block b - 1,
 // overlapping the next block, a gap longer than kMaxSerialGap, or a next offset past the
-// buffer (an invalid next block's). n: block b's order (its extent n^2 elements). An
+// buffer (an invalid next block's). code may be the one from before the overlap check
+// (the fused prologue's): blocks that all pass are disjoint, so an overlap among them is
+// never found later. n: block b's order (its extent n^2 elements). An
 // element is `words` consecutive W's of out (so that one routine serves every dtype as
 // 32-bit words).
 template <typename W>

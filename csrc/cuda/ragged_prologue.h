@@ -2,8 +2,9 @@
 // device with max_n given (ragged_prologue_cuda.cu): the metadata checks, the zeros of L
 // outside its blocks and the grouping by size class in two kernels (three for a
 // two-pass grouping), where the separate steps (block_status_cuda, ragged_matrix_output,
-// group_by_size) take up to eight GPU operations and four allocations. Those calls are
-// bound by host time for small batches, a few microseconds per GPU operation.
+// group_by_size) take five to eight GPU operations and two or three allocations beside L
+// and info. Those calls are bound by host time for small batches, a few microseconds per
+// GPU operation.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -32,7 +33,7 @@ bool ragged_prologue_applies(const at::Tensor& sizes, const at::Tensor& offsets,
 struct RaggedPrologue {
   RaggedBatch rb;  // status: the merged one (matrices and right-hand sides)
   at::Tensor L;    // shaped like A; zero outside the valid blocks
-  at::Tensor info; // int32 [count]; written for the matrices no group takes
+  at::Tensor info; // int32 [count]; with plan.grouped, written for the matrices no group takes
   SizeGroups sg;   // plan.grouped: the batch grouped as group_by_size does
 };
 

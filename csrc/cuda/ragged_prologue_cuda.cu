@@ -7,11 +7,11 @@
 //   settle  the overlap check redone pairwise where a check flag was raised; then each
 //           matrix's group from its final status (info for those no group takes), counted
 //           or, in one pass, placed (ragged_bins_device.cuh); L cleared whole where a gap
-//           flag was raised
+//           flag or a right-hand side's check flag was raised
 // and, for a two-pass grouping, group_by_size's placement pass. The separate steps took
-// eight GPU operations and four allocations for a two-pass grouping (six and four for a
-// one-pass one with a small L), each operation a few microseconds of host time in calls
-// that are bound by it.
+// five GPU operations (a one-pass grouping, L of at most 16 MB) to eight (a two-pass one,
+// a larger L) and two or three allocations beside L and info, each operation a few
+// microseconds of host time in calls that are bound by it.
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 
@@ -89,8 +89,13 @@ __global__ void __launch_bounds__(kStatusThreads)
     }
   }
   if (gap.out == nullptr) return;
+  // The gap checks saw each matrix's code before the overlap checks. For the matrices that
+  // is enough: blocks that all pass them are disjoint, so no overlap is found later. A
+  // right-hand side's overlap (-6) is not seen by them, and its matrix's block of L, which
+  // no factorization then writes, needs the whole clear too.
   bool whole = false;
-  for (int f = threadIdx.x; f < nflags; f += kStatusThreads) whole |= gap.flags[f] != 0;
+  for (int f = threadIdx.x; f < nflags; f += kStatusThreads)
+    whole |= gap.flags[f] != 0 || (a.ops > 1 && a.op[1].flags[f] != 0);
   if (!__syncthreads_or(whole)) return;
   const int64_t words = gap.numel * gap.words;
   for (int64_t e = int64_t(blockIdx.x) * kStatusThreads + threadIdx.x; e < words;

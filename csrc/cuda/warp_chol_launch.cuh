@@ -303,10 +303,10 @@ bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_
 // 8..11 (n <= 16) and 12..15 (n <= 32): each launch's registers and staging are its
 // largest class's, so the small orders keep the occupancy of their own sizes. A launch
 // whose classes are all above sg's is skipped. Small batches that reach the largest
-// range take one launch for all classes instead (kWarpOneLaunchMax, below). The grid is
-// what is resident at once (the warps loop over the tasks; the counts are on the
-// device); the residency per SM is computed once per launch shape, on the first call's
-// device.
+// range take one launch for all classes instead (kWarpOneLaunchMax, warp_chol_launch.h).
+// The grid is what is resident at once (the warps loop over the tasks; the counts are on
+// the device); the residency per SM is computed once per launch shape, on the first
+// call's device.
 template <typename T, int C_LO, int C_HI, bool kSolve>
 void launch_warp_classes(const WarpListArgs<T>& args, const RaggedBatch& rb, const SizeGroups& sg,
                          cudaStream_t stream) {
