@@ -754,6 +754,48 @@ def test_empty_and_zero_sizes(device):
     assert X.shape == (0,)
 
 
+def strided(t):
+    """The same entries as a non-contiguous view (every other element of a larger tensor)."""
+    big = torch.full((2 * t.numel(),), -7, dtype=t.dtype, device=t.device)
+    big[::2] = t
+    return big[::2]
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+@pytest.mark.parametrize("on_device", [False, True])
+@pytest.mark.parametrize("max_n", [None, 70])
+def test_strided_metadata(device, on_device, max_n):
+    # Sizes and offsets given as strided views must give what their contiguous copies
+    # give: the kernels read the metadata as dense arrays. The private helper ops of the
+    # backward passes take the forward's offsets.
+    if on_device and device == "cpu":
+        pytest.skip("device metadata needs a GPU")
+    c = RaggedCase(SIZE_SETS["medium"], torch.float64, device)
+    n, off = c.meta(on_device)
+    _, B, b_off = c.rhs(2)
+    b_off = b_off.to(n.device)
+    sn, soff, sb = strided(n), strided(off), strided(b_off)
+    assert not soff.is_contiguous()
+    L, info = ops.potrf_vbatched(c.A, n, off, max_n, False)
+    Ls, info_s = ops.potrf_vbatched(c.A, sn, soff, max_n, False)
+    torch.testing.assert_close(Ls, L, rtol=0, atol=0)
+    assert torch.equal(info_s, info)
+    pairs = [
+        (ops.posv_vbatched(c.A, n, off, B, b_off, 2, max_n, False)[0],
+         ops.posv_vbatched(c.A, sn, soff, B, sb, 2, max_n, False)[0]),
+        (ops.potrs_vbatched(L, n, off, B, b_off, 2, max_n, False),
+         ops.potrs_vbatched(L, sn, soff, B, sb, 2, max_n, False)),
+        (ops.trsm_vbatched(L, n, off, B, b_off, 2, max_n, False, True, False, False),
+         ops.trsm_vbatched(L, sn, soff, B, sb, 2, max_n, False, True, False, False)),
+        (ops._tri_vbatched(L, n, off, 0, max_n), ops._tri_vbatched(L, sn, soff, 0, max_n)),
+        (ops._gemm_vbatched(L, off, -1, -1, True, L, off, -1, -1, False, n, off, L.numel(), max_n),
+         ops._gemm_vbatched(L, soff, -1, -1, True, L, soff, -1, -1, False, sn, soff, L.numel(),
+                            max_n)),
+    ]
+    for want, got in pairs:
+        torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+
+
 @pytest.mark.parametrize("device", DEVICE_PARAMS)
 def test_int32_sizes_and_max_n(device):
     c = RaggedCase(SIZE_SETS["small"], torch.float64, device)

@@ -307,8 +307,10 @@ RaggedBatch prepare_ragged(const char* op, const at::Tensor& values, const at::T
   if (rhs) rb.rhs_status = b_status.to(values.device());
   const auto dev = values.device();
   rb.sizes = to_device(nc.to(at::kInt), dev);
-  rb.offsets = to_device(off, dev);
-  if (rhs) rb.b_offsets = to_device(b_off, dev);
+  // The kernels index the offsets as dense arrays: a strided view (every other entry of
+  // a larger tensor, say) is copied.
+  rb.offsets = to_device(off, dev).contiguous();
+  if (rhs) rb.b_offsets = to_device(b_off, dev).contiguous();
   return rb;
 }
 

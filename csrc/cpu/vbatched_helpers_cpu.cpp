@@ -38,10 +38,13 @@ at::Tensor gemm_vbatched_cpu(const at::Tensor& P, const at::Tensor& p_offsets, i
        {c_offsets, c_shape, c_numel, true}});
   at::Tensor C = at::zeros({c_numel}, P.options());
   const at::Tensor Pc = P.contiguous(), Qc = Q.contiguous();
+  // The offsets are read as dense arrays: a strided view is copied.
+  const at::Tensor poc = p_offsets.contiguous(), qoc = q_offsets.contiguous(),
+                   coc = c_offsets.contiguous();
   const int32_t* sz = hb.sizes.const_data_ptr<int32_t>();
-  const int64_t* po = p_offsets.const_data_ptr<int64_t>();
-  const int64_t* qo = q_offsets.const_data_ptr<int64_t>();
-  const int64_t* co = c_offsets.const_data_ptr<int64_t>();
+  const int64_t* po = poc.const_data_ptr<int64_t>();
+  const int64_t* qo = qoc.const_data_ptr<int64_t>();
+  const int64_t* co = coc.const_data_ptr<int64_t>();
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(P.scalar_type(), "batchchol_gemm_vbatched_cpu", [&] {
     const scalar_t* p = Pc.const_data_ptr<scalar_t>();
     const scalar_t* q = Qc.const_data_ptr<scalar_t>();
@@ -75,8 +78,9 @@ at::Tensor tri_vbatched_cpu(const at::Tensor& X, const at::Tensor& n, const at::
                                               {{offsets, {}, X.numel(), true}});
   at::Tensor Y = at::zeros_like(X, at::MemoryFormat::Contiguous);
   const at::Tensor Xc = X.contiguous();
+  const at::Tensor offc = offsets.contiguous();  // read as a dense array
   const int32_t* sz = hb.sizes.const_data_ptr<int32_t>();
-  const int64_t* off = offsets.const_data_ptr<int64_t>();
+  const int64_t* off = offc.const_data_ptr<int64_t>();
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(X.scalar_type(), "batchchol_tri_vbatched_cpu", [&] {
     const scalar_t* x = Xc.const_data_ptr<scalar_t>();
     scalar_t* y = Y.mutable_data_ptr<scalar_t>();

@@ -107,9 +107,10 @@ at::Tensor gemm_vbatched_cuda(const at::Tensor& P, const at::Tensor& p_offsets, 
   const int64_t tiles = int64_t((rows + cuda::kTile - 1) / cuda::kTile) * tiles_c;
   TORCH_CHECK(tiles <= 65535 && count <= INT32_MAX, op, ": blocks too large");
   const auto dev = P.device();
+  // The offsets are read as dense arrays: a strided view is copied.
   const at::Tensor sz = hb.sizes.to(dev), st = hb.status.to(dev), Pc = P.contiguous(),
-                   Qc = Q.contiguous(), po = p_offsets.to(dev), qo = q_offsets.to(dev),
-                   co = c_offsets.to(dev);
+                   Qc = Q.contiguous(), po = p_offsets.to(dev).contiguous(),
+                   qo = q_offsets.to(dev).contiguous(), co = c_offsets.to(dev).contiguous();
   const cuda::GemmDims d{int(p_rows), int(p_cols), int(q_rows), int(q_cols), p_conj_trans,
                          q_conj_trans};
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(P.scalar_type(), "batchchol_gemm_vbatched_cuda", [&] {
@@ -137,7 +138,8 @@ at::Tensor tri_vbatched_cuda(const at::Tensor& X, const at::Tensor& n, const at:
   if (count == 0) return Y;
   TORCH_CHECK(count <= INT32_MAX, "batchchol._tri_vbatched: too many blocks");
   const auto dev = X.device();
-  const at::Tensor sz = hb.sizes.to(dev), st = hb.status.to(dev), off = offsets.to(dev);
+  const at::Tensor sz = hb.sizes.to(dev), st = hb.status.to(dev),
+                   off = offsets.to(dev).contiguous();  // read as a dense array
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(X.scalar_type(), "batchchol_tri_vbatched_cuda", [&] {
     cuda::tri_ragged_kernel<scalar_t>
         <<<dim3(unsigned(count), 8), 256, 0, at::cuda::getCurrentCUDAStream()>>>(
