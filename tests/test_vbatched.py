@@ -20,17 +20,9 @@ from conftest import (
     tol,
     to_ref,
 )
-from vbatched_util import SIZE_SETS, RaggedCase, blocks_of
+from vbatched_util import SIZE_SETS, RaggedCase, blocks_of, check_outside_is_zero
 
 CUDA_FAMILIES = ["warp", "registers", "shared", "greedy", "lazy", "binned", "tile", "tile-one"]
-
-
-def check_outside_is_zero(out, sizes, offsets, cols=None):
-    mask = torch.ones(out.numel(), dtype=torch.bool, device=out.device)
-    for s, o in zip(sizes, offsets.tolist()):
-        c = s if cols is None else cols
-        mask[o : o + s * c] = False
-    assert (out[mask] == 0).all(), "elements outside the blocks must be zero"
 
 
 @pytest.mark.parametrize("device", DEVICE_PARAMS)

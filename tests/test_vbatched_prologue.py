@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from conftest import cuda_kernel_names, ops
+from vbatched_util import check_outside_is_zero
 
 pytestmark = pytest.mark.cuda
 
@@ -107,14 +108,8 @@ def assert_same(a, b, what):
 
 
 def assert_zero_outside_valid(L, n, off, info):
-    # Valid blocks do not overlap: +1 where one starts, -1 where it ends.
-    valid = (info.cpu() >= 0) & (n > 0)
-    starts, ends = off[valid], off[valid] + n[valid] ** 2
-    edge = torch.zeros(L.numel() + 1, dtype=torch.int64)
-    edge.index_add_(0, starts, torch.ones_like(starts))
-    edge.index_add_(0, ends, -torch.ones_like(ends))
-    keep = edge.cumsum(0)[:-1].bool().to(L.device)
-    assert (L[~keep] == 0).all(), "L must be zero outside the valid blocks"
+    valid = (info.cpu() >= 0) & (n > 0)  # valid blocks do not overlap
+    check_outside_is_zero(L, n[valid].tolist(), off[valid])
 
 
 @pytest.mark.parametrize("sizes", list(SIZES))

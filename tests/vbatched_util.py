@@ -48,6 +48,19 @@ def blocks_of(values, sizes, offsets, cols=None, rows_first=True):
     return out
 
 
+def check_outside_is_zero(out, sizes, offsets, cols=None):
+    """Every element of out outside the blocks (n_i x n_i, or n_i x cols, at offsets) is
+    zero. The blocks must not overlap: +1 where one starts, -1 where it ends."""
+    sizes = torch.as_tensor(list(sizes), dtype=torch.int64)
+    offsets = torch.as_tensor(offsets, dtype=torch.int64).cpu()
+    ext = sizes * (sizes if cols is None else cols)
+    edge = torch.zeros(out.numel() + 1, dtype=torch.int64)
+    edge.index_add_(0, offsets, torch.ones_like(offsets))
+    edge.index_add_(0, offsets + ext, -torch.ones_like(offsets))
+    outside = edge.cumsum(0)[:-1].eq(0).to(out.device)
+    assert (out[outside] == 0).all(), "elements outside the blocks must be zero"
+
+
 class RaggedCase:
     """A ragged batch of SPD matrices (and triangular ones) with gaps holding NaN,
     so that any read outside the blocks shows up in the results."""
