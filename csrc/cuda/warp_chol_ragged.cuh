@@ -6,9 +6,9 @@
 //
 // Why no block-wide staging: the fixed-size kernel copies a contiguous chunk of the
 // batch with the whole block, but the matrices of a class lie anywhere in the buffer.
-// Each group copies its own matrix (P consecutive elements per load: 64-128 bytes for
-// P >= 8), so a warp needs only __syncwarp and the warps of a block never wait on one
-// another.
+// Each group copies its own matrix's triangle (P consecutive elements per copy: 64-128
+// bytes for P >= 8, all in flight by cp.async), so a warp needs only __syncwarp and the
+// warps of a block never wait on one another.
 //
 // Why warps loop over the matrices: the host does not know the class counts (they are
 // on the device), so a grid covering the whole batch would launch, for every class, up
@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "cuda/async_copy.cuh"
 #include "cuda/batch_layout.cuh"
 #include "cuda/warp_chol_kernels.cuh"
 #include "cuda/warp_chol_launch.h"
@@ -25,27 +26,33 @@
 namespace batchchol {
 namespace cuda {
 
-// Copies matrix `g` (n x n, row-major, contiguous) into the staged slot `mat` (row
-// pitch `pitch`) with the P lanes of its group, U loads in flight per lane.
-template <typename T, int P, int U = 4>
-__device__ __forceinline__ void group_copy_in(T* __restrict__ mat, const T* __restrict__ g, int n,
-                                              int pitch, int q) {
-  const int nn = n * n;
-  int i = 0, j = q;  // (row, column) of element e, advanced by P per step
-  while (n > 0 && j >= n) j -= n, ++i;
-  for (int e0 = q; e0 < nn; e0 += U * P) {
-    T buf[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (e0 + u * P < nn) buf[u] = __ldg(g + e0 + u * P);
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (e0 + u * P < nn) {
-        mat[i * pitch + j] = buf[u];
-        for (j += P; j >= n; j -= n) ++i;
-      }
-    }
+// Copies the triangle of matrix `g` (n x n, row-major, contiguous) that the factorization
+// reads (load_group_rows: the lower one, or the upper one for `upper`) into the staged
+// slot `mat` (row pitch `pitch`) with the P lanes of its group, by cp.async: every
+// lane's copies are in flight at once, where the earlier copy through registers (four
+// loads in flight per lane) made a 4 KB matrix (float32 n = 32 on 16 lanes) sixteen
+// round trips to memory. Consecutive lanes take consecutive elements of the triangle,
+// so a row's part stays one coalesced run, and the other triangle (about half the bytes
+// past the smallest orders) is not read. The caller's __syncwarp makes the other lanes'
+// copies visible. H200, the register copy -> this, ms: 50,000 matrices of max_n = 32
+// float64 uniform 0.242 -> 0.205, skewed 0.054 -> 0.045, float32 uniform 0.148 ->
+// 0.139, posv_vbatched float32 0.210 -> 0.176; 5,000 matrices 2-4% less
+// (benchmarks/results/h200-2026-11-29-round52-warp-async-ab.txt).
+template <typename T, int P>
+__device__ __forceinline__ void group_copy_in_triangle(T* __restrict__ mat,
+                                                       const T* __restrict__ g, int n,
+                                                       int pitch, int q, bool upper) {
+  // Row i's run: columns first(i) .. first(i) + len(i) - 1; c: the column within it.
+  const auto len = [&](int i) { return upper ? n - i : i + 1; };
+  int i = 0, c = q;
+  while (i < n && c >= len(i)) c -= len(i), ++i;
+  while (i < n) {
+    const int j = upper ? i + c : c;
+    cp_async_elem(mat + i * pitch + j, g + int64_t(i) * n + j);
+    for (c += P; i < n && c >= len(i); ++i) c -= len(i);
   }
+  cp_async_commit();
+  cp_async_wait<0>();
 }
 
 // Copies the staged factor of matrix `g` out, zeroing the triangle that is not the
@@ -182,7 +189,7 @@ __device__ __forceinline__ void warp_factor_listed(const WarpListArgs<T>& a, T* 
   const int b = i < end ? a.list[i] : -1;
   const int n = b >= 0 ? a.sizes[b] : 0;  // groups past the end factor an identity
   const int64_t o = b >= 0 ? a.offsets[b] : 0;
-  group_copy_in<T, P>(mat, a.A + o, n, W::kPitch, q);
+  group_copy_in_triangle<T, P>(mat, a.A + o, n, W::kPitch, q, a.upper);
   __syncwarp();
   real_t<T> rdiag[S::kRows];
   const int inf = group_factor_staged<T, NP, P>(mat, W::kPitch, n, q, a.upper, rdiag);
