@@ -2,7 +2,11 @@
 max_n given: the checks, the zeros of L outside its blocks and the grouping by size in two
 or three kernels) against the separate steps it replaces (BATCHCHOL_RAGGED_PROLOGUE=0):
 the same info, L and X bit for bit, over valid and invalid layouts (the matrices' and
-the right-hand sides') and every kernel family, and L zero outside the valid blocks."""
+the right-hand sides') and every kernel family, and L zero outside the valid blocks.
+Where every matrix goes to the warp family in one launch (max_n 17..32, up to 8,192
+float32 or 2,048 float64 matrices), potrf runs the prologue and the factorization in one
+cooperative launch; those cases are held to the prologue's own two kernels too
+(BATCHCHOL_RAGGED_ONE=0)."""
 
 import pytest
 import torch
@@ -207,3 +211,76 @@ def test_prologue_switch_picks_the_kernels(monkeypatch, arm):
     for args in ((n, off, max_n), (n_d, off_d, None)):
         names = " ".join(cuda_kernel_names(lambda: ops.potrf_vbatched(values, *args, False)))
         assert "prologue_check_kernel" not in names
+
+
+def one_launch_arms(monkeypatch, values, n, off, max_n, idx_dtype, layout="packed"):
+    """calls() with the one-launch potrf (default) and with the prologue's two kernels."""
+    got = {}
+    for arm in ("1", "0"):
+        monkeypatch.setenv("BATCHCHOL_RAGGED_ONE", arm)
+        got[arm] = calls(values, n, off, max_n, idx_dtype, layout)
+    return got
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_one_launch_matches_prologue_kernels(monkeypatch, layout, dtype):
+    values, n, off, numel, max_n = build(SIZES["small"], layout, dtype)
+    for idx_dtype in (torch.int64, torch.int32):
+        got = one_launch_arms(monkeypatch, values, n, off, max_n, idx_dtype, layout)
+        assert_same(got["1"], got["0"], f"{layout} {idx_dtype}")
+
+
+ONE_LAUNCH_MAX = {torch.float32: 8192, torch.float64: 2048}
+
+
+@pytest.mark.parametrize("count", ["few", "most"])
+@pytest.mark.parametrize("max_n", [17, 32])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_one_launch_many_blocks(monkeypatch, count, max_n, dtype):
+    # Up to 32 thread blocks in the prologue's phases (the most matrices the one launch
+    # takes), sizes 0..max_n, an invalid size in the last thread block and an indefinite
+    # matrix; the same bits as the prologue's two kernels and info as expected.
+    count = 257 if count == "few" else ONE_LAUNCH_MAX[dtype]
+    g = torch.Generator().manual_seed(count + max_n)
+    n = torch.randint(0, max_n + 1, (count,), generator=g)
+    n[0] = max_n
+    ext = n * n
+    off = torch.cat([torch.zeros(1, dtype=torch.int64), ext.cumsum(0)[:-1]])
+    numel = int(ext.sum())
+    values = torch.rand(numel, generator=g, dtype=torch.float64) * 2 - 1
+    owner = torch.repeat_interleave(torch.arange(count), n)
+    first = torch.repeat_interleave(off - (n.cumsum(0) - n) * (n + 1), n)
+    diag = first + torch.arange(int(n.sum())) * (n + 1)[owner]
+    values[diag] = (n + 1)[owner].to(torch.float64)
+    values[int(off[0])] = -1.0  # matrix 0 is not positive definite at its first pivot
+    values = values.to(dtype).cuda()
+    n[count - 3] = -1
+    got = one_launch_arms(monkeypatch, values, n, off, max_n, torch.int64)
+    assert_same(got["1"], got["0"], f"{count} {max_n}")
+    info = got["1"][1].cpu()
+    expect = torch.zeros(count, dtype=torch.int32)
+    expect[0], expect[count - 3] = 1, -1
+    assert torch.equal(info, expect)
+
+
+@pytest.mark.parametrize("case", ["default", "float64", "switch-off", "max_n-16", "too-many",
+                                  "float64-too-many", "complex", "registers", "host-metadata"])
+def test_one_launch_picks_the_kernels(monkeypatch, case):
+    # Which calls take the one launch: the comparisons above must not compare a path with
+    # itself, and the calls it does not serve must keep their kernels.
+    dtype = {"complex": torch.complex64, "float64": torch.float64,
+             "float64-too-many": torch.float64}.get(case, torch.float32)
+    count = ONE_LAUNCH_MAX.get(dtype, 0) + 1 if case.endswith("too-many") else 300
+    max_n = 16 if case == "max_n-16" else 32
+    n = torch.arange(count) % (max_n + 1)
+    off = torch.cat([torch.zeros(1, dtype=torch.int64), (n * n).cumsum(0)[:-1]])
+    values = torch.zeros(int((n * n).sum()), dtype=dtype, device="cuda")
+    if case == "switch-off":
+        monkeypatch.setenv("BATCHCHOL_RAGGED_ONE", "0")
+    if case == "registers":
+        monkeypatch.setenv("BATCHCHOL_VBATCHED_KERNEL", "registers")
+    meta = (n, off) if case == "host-metadata" else (n.cuda(), off.cuda())
+    names = " ".join(cuda_kernel_names(lambda: ops.potrf_vbatched(values, *meta, max_n, False)))
+    assert ("warp_potrf_one_kernel" in names) == (case in ("default", "float64")), names
+

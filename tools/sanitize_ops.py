@@ -534,13 +534,21 @@ def ragged_workload(dtypes, quick):
                 ops.posv_vbatched(rs.values, rs.n.cuda(), rs.offsets.cuda(), bs, bsoff.cuda(),
                                   ks, 32, upper)
         os.environ.pop("BATCHCHOL_VBATCHED_KERNEL")
-        # Invalid device metadata through the fused prologue (ragged_prologue.h) and the
-        # separate steps it replaces.
+        # Invalid device metadata through the fused prologue (ragged_prologue.h; for the
+        # warp family's sizes with max_n = 32, the one-launch potrf) and the separate steps
+        # it replaces.
         for prologue in ("1", "0"):
             os.environ["BATCHCHOL_RAGGED_PROLOGUE"] = prologue
             bad_small = rs.n.clone()
             bad_small[0] = -1
             ops.potrf_vbatched(rs.values, bad_small.cuda(), rs.offsets.cuda(), 32, False)
+            # The same sizes out of offset order and with two blocks that overlap: with
+            # the prologue, the one-launch potrf's pairwise pass and whole clear of L.
+            ops.potrf_vbatched(rs.values, rs.n.flip(0).cuda(), rs.offsets.flip(0).cuda(), 32,
+                               False)
+            small_clash = rs.offsets.clone()
+            small_clash[3] = small_clash[2]
+            ops.potrf_vbatched(rs.values, rs.n.cuda(), small_clash.cuda(), 32, True)
             bad_n = r.n.clone()
             bad_n[1] = 500
             bad_off = r.offsets.clone()

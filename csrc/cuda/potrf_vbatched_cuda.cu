@@ -3,7 +3,8 @@
 //               per-matrix routine (warp_chol_ragged.cuh): the batch grouped by order
 //               class on the device (ragged_bins.h), each matrix at its class's
 //               compile-time order, three launches for the orders <= 8, <= 16, <= 32
-//               (one for small batches: warp_chol_launch.cuh)
+//               (one for small batches: warp_chol_launch.cuh; with the fused prologue,
+//               that one launch runs the prologue too: warp_ragged_one.cuh)
 //   registers   (default for max_n <= 32, complex dtypes) NP lanes per matrix,
 //               identity-padded to NP, one launch per NP in 4, 8, 16, 32 (each matrix at
 //               the smallest that holds it)
@@ -351,7 +352,7 @@ template <typename T>
 GroupPlan ragged_group_plan(int max_n) {
   if constexpr (warp_serves<T>()) {
     switch (choose_ragged_kernel<T>(max_n)) {
-      case RaggedKernel::kWarp: return {true, max_n, kSmallBin + 1, 0};
+      case RaggedKernel::kWarp: return {true, max_n, kSmallBin + 1, 0, /*warp_only=*/true};
       case RaggedKernel::kBinned:
         return {true, kSmallBin, kSmallBin + 1, ragged_listed_blocked(max_n) ? max_n : 0};
       case RaggedKernel::kTile:
@@ -382,6 +383,21 @@ void launch_potrf_ragged(const at::Tensor& A, at::Tensor& L, at::Tensor& info,
     launch_ragged<scalar_t>(A.const_data_ptr<scalar_t>(), L.mutable_data_ptr<scalar_t>(),
                             info.mutable_data_ptr<int>(), rb, upper, grouped, stream);
   });
+}
+
+bool launch_potrf_ragged_one(const at::Tensor& A, const RaggedPrologue& p, const GroupPlan& plan,
+                             bool upper) {
+  const auto dtype = A.scalar_type();
+  if (!plan.warp_only || (dtype != at::kFloat && dtype != at::kDouble)) return false;
+  const char* env = std::getenv("BATCHCHOL_RAGGED_ONE");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  bool done = false;
+  AT_DISPATCH_FLOATING_TYPES(dtype, "batchchol_potrf_vbatched_one", [&] {
+    done = launch_potrf_warp_one(A.const_data_ptr<scalar_t>(), p.L.mutable_data_ptr<scalar_t>(),
+                                 p.info.mutable_data_ptr<int>(), p, upper, stream);
+  });
+  return done;
 }
 
 bool launch_posv_ragged_fused(const at::Tensor& A, const at::Tensor& B, at::Tensor& X,
@@ -419,8 +435,12 @@ std::tuple<at::Tensor, at::Tensor> potrf_vbatched_cuda(const at::Tensor& A, cons
     check_ragged_max_n(kPotrfV, *max_n);
     const cuda::GroupPlan plan = cuda::potrf_group_plan(A.scalar_type(), *max_n);
     const at::Tensor Ac = A.contiguous();
-    cuda::RaggedPrologue p = cuda::ragged_prologue(kPotrfV, Ac, n, offsets, *max_n, nullptr, plan);
-    cuda::launch_potrf_ragged(Ac, p.L, p.info, p.rb, upper, plan.grouped ? &p.sg : nullptr);
+    cuda::RaggedPrologue p =
+        cuda::ragged_prologue_setup(kPotrfV, Ac, n, offsets, *max_n, nullptr, plan);
+    if (!cuda::launch_potrf_ragged_one(Ac, p, plan, upper)) {
+      cuda::launch_ragged_prologue(p);
+      cuda::launch_potrf_ragged(Ac, p.L, p.info, p.rb, upper, plan.grouped ? &p.sg : nullptr);
+    }
     return {p.L, p.info};
   }
   const RaggedBatch rb = prepare_ragged(kPotrfV, A, n, offsets, max_n);

@@ -69,6 +69,18 @@ struct SizeGroups {
 constexpr int64_t kOnePassGroupMax = int64_t(1) << 16;
 SizeGroups group_by_size(const RaggedBatch& rb, int warp_hi, int lo_n, int hi_n, int* info);
 
+// How sizes map to groups: sizes 1..warp_hi to the warp part, lo_n..hi_n to the tile
+// part's tile_groups groups (size_group, ragged_bins_device.cuh). Plain data: the fused
+// prologue's arguments hold one (ragged_prologue.h).
+struct SizeKey {
+  int warp_hi, lo_n, hi_n, nt_hi, tile_groups;
+};
+
+inline SizeKey size_key(const SizeGroups& sg) {
+  const bool tiles = sg.groups > 0;
+  return SizeKey{sg.warp_hi, tiles ? sg.lo_n : 1, tiles ? sg.hi_n : 0, sg.nt_hi, sg.groups};
+}
+
 // The steps of group_by_size for the fused prologue (ragged_prologue_cuda.cu), which
 // counts (or, in one pass, places) in its own kernel: the grouping's layout for `count`
 // matrices (no allocation; work undefined), the int32 words its work buffer takes, and

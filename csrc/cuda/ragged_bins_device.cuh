@@ -17,19 +17,10 @@ namespace cuda {
 static_assert(kMaxSizeGroups == kMaxTileGroups + kWarpOrderClasses,
               "the grouping holds the tile counts and every warp order class");
 
-// How sizes map to groups (ragged_bins.h).
-struct SizeKey {
-  int warp_hi, lo_n, hi_n, nt_hi, tile_groups;
-  // The group of a valid size n, or -1 when no group takes it.
-  __device__ __forceinline__ int group(int n) const {
-    if (n >= 1 && n <= warp_hi) return tile_groups + warp_order_class(n);
-    return n >= lo_n && n <= hi_n ? nt_hi - (n + 31) / 32 : -1;
-  }
-};
-
-inline SizeKey size_key(const SizeGroups& sg) {
-  const bool tiles = sg.groups > 0;
-  return SizeKey{sg.warp_hi, tiles ? sg.lo_n : 1, tiles ? sg.hi_n : 0, sg.nt_hi, sg.groups};
+// The group of a valid size n, or -1 when no group takes it.
+__device__ __forceinline__ int size_group(const SizeKey& key, int n) {
+  if (n >= 1 && n <= key.warp_hi) return key.tile_groups + warp_order_class(n);
+  return n >= key.lo_n && n <= key.hi_n ? key.nt_hi - (n + 31) / 32 : -1;
 }
 
 // The group of matrix b (-1 for none) from its status code and order; with `info`,
@@ -42,7 +33,7 @@ __device__ __forceinline__ int group_of(const SizeKey& key, int32_t code, int n,
     return -1;
   }
   if (info && n == 0) info[b] = 0;
-  return key.group(n);
+  return size_group(key, n);
 }
 
 // Adds each thread's matrix (group g; -1: none) to counts, one global atomic per group

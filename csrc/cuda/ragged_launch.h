@@ -28,6 +28,14 @@ GroupPlan potrf_group_plan(at::ScalarType dtype, int64_t max_n);
 void launch_potrf_ragged(const at::Tensor& A, at::Tensor& L, at::Tensor& info,
                          const RaggedBatch& rb, bool upper, const SizeGroups* grouped = nullptr);
 
+// potrf_vbatched with its prologue (set up by ragged_prologue_setup, not launched) in one
+// cooperative launch, where the plan sends every matrix to the warp family and
+// launch_potrf_warp_one (warp_chol_launch.h) serves the call; BATCHCHOL_RAGGED_ONE=0 turns
+// it off (A/B, tests; read at every call). Returns false, launching nothing, otherwise:
+// then the caller launches the prologue and launch_potrf_ragged.
+bool launch_potrf_ragged_one(const at::Tensor& A, const RaggedPrologue& p, const GroupPlan& plan,
+                             bool upper);
+
 // posv_vbatched in one pass where the factor stays on chip (the warp family: float32 and
 // float64 with max_n <= 32, unless BATCHCHOL_VBATCHED_KERNEL names another family, and
 // few right-hand sides: posv_vbatched_fused_max_k): L and info as launch_potrf_ragged, X

@@ -25,25 +25,6 @@ struct BlockSpan {
   int64_t start = 0, end = 0;
 };
 
-// One operand: its blocks are rows x cols (kSizeN: n_i) at off[i] in a buffer of numel.
-struct OperandArgs {
-  const int64_t* off;
-  int64_t rows, cols, numel;
-  int32_t range_code, overlap_code;
-  int32_t* status;
-  int32_t* flags;  // one word per thread block
-};
-
-// The operands of one call (the matrices, and the right-hand sides when there are two),
-// checked in the same two launches: a solve's prologue would otherwise cost four.
-struct StatusArgs {
-  int64_t count, limit;
-  int ops;  // 1 or 2
-  OperandArgs op[2];
-  int32_t* clamped;  // the sizes clamped to [0, limit]
-  int32_t* merged;   // ops == 2: op[0]'s code where it is non-zero, else op[1]'s
-};
-
 template <typename IdxT>
 __device__ __forceinline__ BlockSpan block_span(const IdxT* __restrict__ n, const OperandArgs& a,
                                                 int64_t limit, int64_t i) {

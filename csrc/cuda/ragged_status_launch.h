@@ -35,5 +35,30 @@ struct BlockStatus {
 BlockStatus block_status_cuda(const at::Tensor& sizes, int64_t limit, const StatusOperand& a,
                               const StatusOperand* b = nullptr);
 
+namespace status_device {
+
+// The status kernels' arguments (ragged_status_device.cuh), plain data: the fused
+// prologue's (ragged_prologue.h) travel with its result to the launch that runs them.
+// One operand: its blocks are rows x cols (kSizeN: n_i) at off[i] in a buffer of numel.
+struct OperandArgs {
+  const int64_t* off;
+  int64_t rows, cols, numel;
+  int32_t range_code, overlap_code;
+  int32_t* status;
+  int32_t* flags;  // one word per thread block
+};
+
+// The operands of one call (the matrices, and the right-hand sides when there are two),
+// checked in the same two launches: a solve's prologue would otherwise cost four.
+struct StatusArgs {
+  int64_t count, limit;
+  int ops;  // 1 or 2
+  OperandArgs op[2];
+  int32_t* clamped;  // the sizes clamped to [0, limit]
+  int32_t* merged;   // ops == 2: op[0]'s code where it is non-zero, else op[1]'s
+};
+
+}  // namespace status_device
+
 }  // namespace cuda
 }  // namespace batchchol

@@ -29,6 +29,7 @@
 #include "cuda/warp_chol_kernels.cuh"
 #include "cuda/warp_chol_launch.h"
 #include "cuda/warp_chol_ragged.cuh"
+#include "cuda/warp_ragged_one.cuh"
 
 namespace batchchol {
 namespace cuda {
@@ -358,6 +359,41 @@ void launch_potrf_warp_groups_impl(const T* A, T* L, int* info, const RaggedBatc
                                    const SizeGroups& sg, bool upper,
                                    const LaunchStreams& streams) {
   launch_warp_groups<T, false>(warp_list_args(A, L, info, rb, sg, upper), rb, sg, streams);
+}
+
+// The one-launch potrf (warp_ragged_one.cuh) where it serves the call (see
+// launch_potrf_warp_one in warp_chol_launch.h); false, launching nothing, otherwise.
+template <typename T>
+bool launch_potrf_warp_one_impl(const T* A, T* L, int* info, const RaggedPrologue& p,
+                                bool upper, cudaStream_t stream) {
+  const SizeGroups& sg = p.sg;
+  if (p.args.grp.counts == nullptr || sg.groups != 0 || sg.stride == 0 ||
+      sg.warp_classes <= 12 || p.rb.count > warp_one_max_count<T>())
+    return false;
+  const cudaDeviceProp* prop = at::cuda::getCurrentDeviceProperties();
+  constexpr int threads = kWarpOneThreads;
+  const size_t smem =
+      size_t(threads / 32) * warp_range_elems<T, 0, kWarpOrderClasses - 1>() * sizeof(T);
+  if (!prop->cooperativeLaunch || smem > max_dynamic_smem()) return false;
+  // Left to the separate launches under graph capture, where no host time is saved.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) return false;
+  WarpListArgs<T> args = warp_list_args(A, L, info, p.rb, sg, upper);
+  PrologueArgs pa = p.args;
+  const auto launch = [&](auto kernel) {
+    allow_dynamic_smem(kernel, smem);
+    const int64_t needed = std::max<int64_t>(p.args.nflags, ceil_div(p.rb.count, threads / 32));
+    const int64_t blocks = resident_blocks(kernel, threads, smem, needed);
+    if (blocks < p.args.nflags) return false;
+    void* params[] = {&pa, &args};
+    C10_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel),
+                                               dim3(static_cast<unsigned>(blocks)), dim3(threads),
+                                               params, smem, stream));
+    return true;
+  };
+  return p.args.sizes64 ? launch(warp_potrf_one_kernel<T, int64_t>)
+                        : launch(warp_potrf_one_kernel<T, int32_t>);
 }
 
 template <typename T>

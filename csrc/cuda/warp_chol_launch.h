@@ -18,6 +18,7 @@ struct RaggedBatch;
 namespace cuda {
 struct SizeGroups;
 struct LaunchStreams;
+struct RaggedPrologue;
 
 // Largest n the family serves for T (0: the family does not serve T; complex types go
 // through the generic kernels of potrf_kernels.cuh / posv_kernels.cuh).
@@ -110,6 +111,18 @@ void launch_potrf_warp_groups(const float* A, float* L, int* info, const RaggedB
                               const SizeGroups& sg, bool upper, const LaunchStreams& streams);
 void launch_potrf_warp_groups(const double* A, double* L, int* info, const RaggedBatch& rb,
                               const SizeGroups& sg, bool upper, const LaunchStreams& streams);
+
+// potrf_vbatched and its fused prologue (ragged_prologue.h, set up but not launched) in
+// one cooperative launch (warp_ragged_one.cuh), where every matrix goes to the warp family
+// in one launch: p grouped in one pass with no tile part, orders past 16, at most
+// warp_one_max_count<T>() matrices (8,192 float32, 2,048 float64: warp_ragged_one.cuh);
+// and where the device takes it (cooperative launches, the
+// shared memory of a block of kStatusThreads) and the stream is not capturing a graph.
+// Returns false, launching nothing, otherwise.
+bool launch_potrf_warp_one(const float* A, float* L, int* info, const RaggedPrologue& p,
+                           bool upper, cudaStream_t stream);
+bool launch_potrf_warp_one(const double* A, double* L, int* info, const RaggedPrologue& p,
+                           bool upper, cudaStream_t stream);
 
 // posv_vbatched for the matrices of sg's warp part: their factor into L and info as
 // launch_potrf_warp_groups, and the solution of their right-hand-side blocks (n_i x k at

@@ -73,6 +73,15 @@ __device__ __forceinline__ void group_copy_out(T* __restrict__ g, const T* __res
 // Threads per block of warp_classes_kernel: its warps are independent, so the
 // block size only sets the granularity of residency.
 constexpr int kWarpRangeThreads = 128;
+// Its blocks per SM for ptxas's register budget (0: none). Once the copy-in went to
+// cp.async, ptxas took 231 registers for float32 posv's launch of every class (128
+// before; 8 warps per SM instead of 16): three blocks cap it at 170. A bound on the other
+// launches made ptxas spill where it had not (float32 potrf 12..15 at 128: 80 registers
+// and no spill unbounded).
+template <typename T, int C_LO, int C_HI, bool kSolve>
+constexpr int warp_range_min_blocks() {
+  return sizeof(T) == 4 && kSolve && C_HI - C_LO + 1 == kWarpOrderClasses ? 3 : 0;
+}
 
 // Staged slot of one matrix of order NP on P lanes (make_stage_layout<P>(NP), as
 // constants: with a run-time pitch the compiler hoists every staged element's address
@@ -212,16 +221,10 @@ __device__ __forceinline__ void warp_factor_class(const WarpListArgs<T>& a, int 
   }
 }
 
-// Order classes C_LO..C_HI of the warp part of a SizeGroups list in one launch (with
-// kSolve, posv: the right-hand sides solved on chip after the factorization). A task is
-// 32 / P consecutive entries of one class's list; the tasks of the largest class come
-// first, and warp w of the grid takes tasks w, w + (warps in the grid), ..., so that the
-// warps of an SM mostly run one class's code at a time. (One launch per class, with the
-// class's own registers, ran slower: sixteen small launches of 5-45 us each, every one
-// with its ramp and tail, and ~6 us of host time apiece; H100, 50,000 float32
-// matrices, uniform 1..32.)
+// The body of warp_classes_kernel, for any block of whole warps (the one-launch potrf
+// runs it after its prologue: warp_ragged_one.cuh).
 template <typename T, int C_LO, int C_HI, bool kSolve>
-__global__ void __launch_bounds__(kWarpRangeThreads) warp_classes_kernel(WarpListArgs<T> a) {
+__device__ __forceinline__ void warp_classes_body(const WarpListArgs<T>& a) {
   constexpr int K = C_HI - C_LO + 1;
   // Per class in task order (k = 0: class C_HI): its list's start and length, and its
   // first task; first_task[K] is the number of tasks.
@@ -265,6 +268,21 @@ __global__ void __launch_bounds__(kWarpRangeThreads) warp_classes_kernel(WarpLis
     const int first = begin[k] + (t - first_task[k]) * per_task;
     warp_factor_class<T, C_LO, C_HI, kSolve>(a, c, stage, first, begin[k] + length[k]);
   }
+}
+
+// Order classes C_LO..C_HI of the warp part of a SizeGroups list in one launch (with
+// kSolve, posv: the right-hand sides solved on chip after the factorization). A task is
+// 32 / P consecutive entries of one class's list; the tasks of the largest class come
+// first, and warp w of the grid takes tasks w, w + (warps in the grid), ..., so that the
+// warps of an SM mostly run one class's code at a time. (One launch per class, with the
+// class's own registers, ran slower: sixteen small launches of 5-45 us each, every one
+// with its ramp and tail, and ~6 us of host time apiece; H100, 50,000 float32
+// matrices, uniform 1..32.)
+template <typename T, int C_LO, int C_HI, bool kSolve>
+__global__ void __launch_bounds__(kWarpRangeThreads,
+                                  warp_range_min_blocks<T, C_LO, C_HI, kSolve>())
+    warp_classes_kernel(WarpListArgs<T> a) {
+  warp_classes_body<T, C_LO, C_HI, kSolve>(a);
 }
 
 }  // namespace cuda

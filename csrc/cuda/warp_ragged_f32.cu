@@ -10,6 +10,11 @@ void launch_potrf_warp_groups(const float* A, float* L, int* info, const RaggedB
   launch_potrf_warp_groups_impl(A, L, info, rb, sg, upper, streams);
 }
 
+bool launch_potrf_warp_one(const float* A, float* L, int* info, const RaggedPrologue& p,
+                           bool upper, cudaStream_t stream) {
+  return launch_potrf_warp_one_impl(A, L, info, p, upper, stream);
+}
+
 void launch_posv_warp_groups(const float* A, const float* B, float* X, float* L, int* info,
                              const RaggedBatch& rb, const SizeGroups& sg, int64_t k, bool upper,
                              const LaunchStreams& streams) {
