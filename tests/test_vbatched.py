@@ -469,31 +469,32 @@ def _dominant_ragged(sizes, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("upper", [False, True])
 def test_vbatched_warp_launch_shapes_agree(dtype, upper):
-    # The warp family's ragged launches take three shapes by batch size: every order
-    # class in one launch with the size groups built in one pass (up to 16,384
-    # matrices), three launches with one pass (up to 65,536), three with two passes
-    # (more). The leading matrices of one 70,000-matrix batch of sizes 0..32, cut at
-    # 10,000 / 30,000 / all, get the same bits from each, and a sample of each size
-    # is checked against its matrix.
+    # The warp family's ragged launches take four shapes by batch size: potrf's prologue
+    # and factorization in one cooperative launch (up to 2,048 float64 / 8,192 float32
+    # matrices; posv takes the next shape), every order class in one launch with the size
+    # groups built in one pass (up to 16,384 matrices), three launches with one pass (up to
+    # 65,536), three with two passes (more). The leading matrices of one 70,000-matrix
+    # batch of sizes 0..32, cut at 2,000 / 10,000 / 30,000 / all, get the same bits from
+    # each, and a sample of each size is checked against its matrix.
     g = torch.Generator().manual_seed(5)
     sizes = torch.randint(0, 33, (70000,), generator=g)
     values, n, offsets = _dominant_ragged(sizes, dtype)
     b_off = torch.cumsum(n, 0) - n
     B = torch.randn(int(sizes.sum()), dtype=dtype, device="cuda")
     out = {}
-    for count in (10000, 30000, 70000):
+    for count in (2000, 10000, 30000, 70000):
         L, info = ops.potrf_vbatched(values, n[:count], offsets[:count], 32, upper)
         X, _, pinfo = ops.posv_vbatched(values, n[:count], offsets[:count], B, b_off[:count], 1,
                                         32, upper)
         assert torch.equal(info, pinfo)
         assert (info == 0).all()
         out[count] = (L, X)
-    cut_l = int(offsets[10000])
-    cut_x = int(b_off[10000])
-    for count in (30000, 70000):
-        L, X = out[count]
-        assert torch.equal(L[:cut_l], out[10000][0][:cut_l]), count
-        assert torch.equal(X[:cut_x], out[10000][1][:cut_x]), count
+    for cut, later in ((2000, (10000, 30000, 70000)), (10000, (30000, 70000))):
+        cut_l, cut_x = int(offsets[cut]), int(b_off[cut])
+        for count in later:
+            L, X = out[count]
+            assert torch.equal(L[:cut_l], out[cut][0][:cut_l]), (cut, count)
+            assert torch.equal(X[:cut_x], out[cut][1][:cut_x]), (cut, count)
     L, X = out[70000]
     for s in range(1, 33):
         idx = (sizes == s).nonzero().view(-1)[-40:]  # the last ones: past every cut
@@ -815,15 +816,23 @@ def test_cuda_graph_capture_with_device_metadata(sizes, dtype):
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):  # warm-up outside the graph
         ops.posv_vbatched(c.A, n_d, off_d, B, b_off, 1, max_n, False)
+        ops.potrf_vbatched(c.A, n_d, off_d, max_n, False)
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         X, L, info = ops.posv_vbatched(c.A, n_d, off_d, B, b_off, 1, max_n, False)
+        # "small" outside a graph takes the one-launch potrf, which leaves graphs to the
+        # separate launches.
+        L2, info2 = ops.potrf_vbatched(c.A, n_d, off_d, max_n, False)
     X.zero_()
     L.zero_()
+    L2.zero_()
     g.replay()
     torch.cuda.synchronize()
     ref = ops.posv_vbatched(c.A, c.n, c.offsets, B, b_off.cpu(), 1, max_n, False)
     torch.testing.assert_close(X, ref[0])
     torch.testing.assert_close(L, ref[1])
     assert torch.equal(info, ref[2])
+    ref2 = ops.potrf_vbatched(c.A, n_d, off_d, max_n, False)
+    torch.testing.assert_close(L2, ref2[0], rtol=0, atol=0)
+    assert torch.equal(info2, ref2[1])

@@ -237,10 +237,13 @@ ONE_LAUNCH_MAX = {torch.float32: 8192, torch.float64: 2048}
 @pytest.mark.parametrize("count", ["few", "most"])
 @pytest.mark.parametrize("max_n", [17, 32])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_one_launch_many_blocks(monkeypatch, count, max_n, dtype):
+@pytest.mark.parametrize("layout", ["packed", "reversed", "clash"])
+def test_one_launch_many_blocks(monkeypatch, count, max_n, dtype, layout):
     # Up to 32 thread blocks in the prologue's phases (the most matrices the one launch
     # takes), sizes 0..max_n, an invalid size in the last thread block and an indefinite
-    # matrix; the same bits as the prologue's two kernels and info as expected.
+    # matrix; blocks out of offset order, or two overlapping blocks in different thread
+    # blocks (the pairwise pass across them); the same bits as the prologue's two kernels
+    # and info as expected.
     count = 257 if count == "few" else ONE_LAUNCH_MAX[dtype]
     g = torch.Generator().manual_seed(count + max_n)
     n = torch.randint(0, max_n + 1, (count,), generator=g)
@@ -256,12 +259,19 @@ def test_one_launch_many_blocks(monkeypatch, count, max_n, dtype):
     values[int(off[0])] = -1.0  # matrix 0 is not positive definite at its first pivot
     values = values.to(dtype).cuda()
     n[count - 3] = -1
-    got = one_launch_arms(monkeypatch, values, n, off, max_n, torch.int64)
-    assert_same(got["1"], got["0"], f"{count} {max_n}")
-    info = got["1"][1].cpu()
     expect = torch.zeros(count, dtype=torch.int32)
     expect[0], expect[count - 3] = 1, -1
-    assert torch.equal(info, expect)
+    if layout == "reversed":
+        n, off, expect = n.flip(0), off.flip(0), expect.flip(0)
+    elif layout == "clash":
+        # The last matrix of order 1..max_n - 1 starts inside matrix 0 (order max_n) and
+        # ends inside it too: the later start is -4, nothing else.
+        late = int(((n > 0) & (n < max_n)).nonzero()[-1])
+        off[late] = off[0] + 1
+        expect[late] = -4
+    got = one_launch_arms(monkeypatch, values, n, off, max_n, torch.int64)
+    assert_same(got["1"], got["0"], f"{count} {max_n} {layout}")
+    assert torch.equal(got["1"][1].cpu(), expect)
 
 
 @pytest.mark.parametrize("case", ["default", "float64", "switch-off", "max_n-16", "too-many",

@@ -63,19 +63,26 @@ inline void allow_dynamic_smem(Kernel kernel, size_t bytes) {
   allow_dynamic_smem_impl(reinterpret_cast<const void*>(kernel), bytes);
 }
 
-// Blocks of `kernel` (launched with `threads` and `smem`) resident on one SM, at least 1.
+// Blocks of `kernel` (launched with `threads` and `smem`) resident on one SM: 0 where
+// one block does not fit (a cooperative launch must then not be made).
 template <typename Kernel>
-inline int resident_per_sm(Kernel kernel, int threads, size_t smem) {
+inline int occupancy_per_sm(Kernel kernel, int threads, size_t smem) {
   int per_sm = 0;
   C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  return std::max(per_sm, 1);
+  return per_sm;
 }
 
-// resident_per_sm, remembered per (kernel, device, threads, smem): the occupancy query is
+// The same, at least 1 (an ordinary launch reports what does not fit).
+template <typename Kernel>
+inline int resident_per_sm(Kernel kernel, int threads, size_t smem) {
+  return std::max(occupancy_per_sm(kernel, threads, smem), 1);
+}
+
+// occupancy_per_sm, remembered per (kernel, device, threads, smem): the occupancy query is
 // a driver call, and some launchers ask it at every call (as allow_dynamic_smem_impl, a
 // few entries under a lock). The kernel must already allow `smem` (allow_dynamic_smem).
 template <typename Kernel>
-inline int resident_per_sm_cached(Kernel kernel, int threads, size_t smem) {
+inline int occupancy_per_sm_cached(Kernel kernel, int threads, size_t smem) {
   struct Entry {
     const void* kernel;
     int device;
@@ -92,9 +99,23 @@ inline int resident_per_sm_cached(Kernel kernel, int threads, size_t smem) {
     if (e.kernel == key && e.device == device && e.threads == threads && e.smem == smem)
       return e.per_sm;
   }
-  const int per_sm = resident_per_sm(kernel, threads, smem);
+  const int per_sm = occupancy_per_sm(kernel, threads, smem);
   done.push_back({key, device, threads, smem, per_sm});
   return per_sm;
+}
+
+template <typename Kernel>
+inline int resident_per_sm_cached(Kernel kernel, int threads, size_t smem) {
+  return std::max(occupancy_per_sm_cached(kernel, threads, smem), 1);
+}
+
+// A kernel's static shared memory (the driver's attributes; a call, so launchers that
+// need it remember it per kernel).
+template <typename Kernel>
+inline size_t static_smem_bytes(Kernel kernel) {
+  cudaFuncAttributes attr{};
+  C10_CUDA_CHECK(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(kernel)));
+  return attr.sharedSizeBytes;
 }
 
 // Blocks of a persistent kernel (its warps loop over the work) that fill the current

@@ -1,6 +1,6 @@
 // The zeros of a ragged output outside its blocks, one thread per block: the device
-// routine of ragged_output_cuda.cu's gap kernel and of the fused prologue
-// (ragged_prologue_cuda.cu). The factorization kernels write every element of each
+// routine of ragged_output_cuda.cu's gap kernel and of the fused prologue's check phase
+// (ragged_prologue_device.cuh). The factorization kernels write every element of each
 // valid block, so only what lies outside the blocks needs zeros. With the blocks in
 // offset order and short gaps between them (what packing produces), each block's
 // thread zeroes the gap up to the next block; any other layout makes the caller clear

@@ -1,6 +1,6 @@
 // Device routines of the ragged metadata checks (common/ragged.h's status codes), shared
 // by the status kernels (ragged_status_cuda.cu) and the fused prologue of the ragged
-// factorizations (ragged_prologue_cuda.cu). The method is described at the top of
+// factorizations (ragged_prologue_device.cuh). The method is described at the top of
 // ragged_status_cuda.cu: each live block against the nearest earlier live one, a flag
 // per thread block where one fails, and a pairwise pass for the operands so flagged.
 #pragma once
@@ -191,7 +191,7 @@ __device__ __forceinline__ int32_t check_blocks(const IdxT* __restrict__ n, cons
   return code;
 }
 
-// After check_blocks (a kernel before): redoes the overlap check pairwise for each operand
+// After check_blocks (a kernel before, or a grid-wide barrier): redoes the overlap check pairwise for each operand
 // whose flag some thread block raised (the other operand's statuses are exact already),
 // rewrites merged, and returns block i's final code (0 past the batch). Called by every
 // thread of the block; reads its statuses back where no flag is raised.

@@ -304,7 +304,9 @@ bool launch_posv_warp_impl(const T* A, const T* B, T* X, T* L, int* info, int64_
 // 8..11 (n <= 16) and 12..15 (n <= 32): each launch's registers and staging are its
 // largest class's, so the small orders keep the occupancy of their own sizes. A launch
 // whose classes are all above sg's is skipped. Small batches that reach the largest
-// range take one launch for all classes instead (kWarpOneLaunchMax, warp_chol_launch.h).
+// range take one launch for all classes instead (kWarpOneLaunchMax, warp_chol_launch.h);
+// for potrf with the fused prologue, the smallest of those take the one-launch kernel
+// (launch_potrf_warp_one_impl below) before they get here.
 // The grid is what is resident at once (the warps loop over the tasks; the counts are on
 // the device); the residency per SM is computed once per launch shape, on the first
 // call's device.
@@ -374,17 +376,30 @@ bool launch_potrf_warp_one_impl(const T* A, T* L, int* info, const RaggedPrologu
   constexpr int threads = kWarpOneThreads;
   const size_t smem =
       size_t(threads / 32) * warp_range_elems<T, 0, kWarpOrderClasses - 1>() * sizeof(T);
-  if (!prop->cooperativeLaunch || smem > max_dynamic_smem()) return false;
+  if (!prop->cooperativeLaunch) return false;
   // Left to the separate launches under graph capture, where no host time is saved.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
   if (capture != cudaStreamCaptureStatusNone) return false;
   WarpListArgs<T> args = warp_list_args(A, L, info, p.rb, sg, upper);
   PrologueArgs pa = p.args;
-  const auto launch = [&](auto kernel) {
+  // Blocks: one per task slot up to what is resident, but at least the check phase's and
+  // as many as the separate settle kernel takes for a whole clear of L.
+  int64_t needed = std::max<int64_t>(p.args.nflags, ceil_div(p.rb.count, threads / 32));
+  if (p.args.gap.out != nullptr) {
+    needed = std::max<int64_t>(
+        needed, std::min<int64_t>(ceil_div(p.args.gap.numel * p.args.gap.words, threads),
+                                  4 * prop->multiProcessorCount));
+  }
+  const auto launch = [&](auto index) {  // index: a value of the sizes' type
+    const auto kernel = warp_potrf_one_kernel<T, decltype(index)>;
+    // The dynamic and static shared memory together must fit a block, and a block an SM.
+    static const size_t static_smem = static_smem_bytes(kernel);
+    if (smem + static_smem > max_dynamic_smem()) return false;
     allow_dynamic_smem(kernel, smem);
-    const int64_t needed = std::max<int64_t>(p.args.nflags, ceil_div(p.rb.count, threads / 32));
-    const int64_t blocks = resident_blocks(kernel, threads, smem, needed);
+    const int per_sm = occupancy_per_sm_cached(kernel, threads, smem);
+    if (per_sm == 0) return false;
+    const int64_t blocks = resident_grid(per_sm, needed);
     if (blocks < p.args.nflags) return false;
     void* params[] = {&pa, &args};
     C10_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel),
@@ -392,8 +407,7 @@ bool launch_potrf_warp_one_impl(const T* A, T* L, int* info, const RaggedPrologu
                                                params, smem, stream));
     return true;
   };
-  return p.args.sizes64 ? launch(warp_potrf_one_kernel<T, int64_t>)
-                        : launch(warp_potrf_one_kernel<T, int32_t>);
+  return p.args.sizes64 ? launch(int64_t{}) : launch(int32_t{});
 }
 
 template <typename T>

@@ -99,7 +99,7 @@ bool launch_posv_warp(const double* A, const double* B, double* X, double* L, in
 // launched) run every class in one launch: their calls are bound by host time and by
 // the launches' tails (on one stream each of the three launches waits for the one
 // before), and they use little of the occupancy that the one launch's registers cost
-// (float32 potrf 128, posv 168; float64 211 / 232). H100,
+// (when measured: float32 potrf 128, posv 168; float64 211 / 232). H100,
 // 5,000 matrices of sizes uniform in 1..32: GPU time per call float32 53 -> 35 us,
 // float64 70 -> 58, two launches less host time; 50,000 float64 matrices: 273 -> 325.
 constexpr int64_t kWarpOneLaunchMax = 16384;

@@ -75,9 +75,10 @@ __device__ __forceinline__ void group_copy_out(T* __restrict__ g, const T* __res
 constexpr int kWarpRangeThreads = 128;
 // Its blocks per SM for ptxas's register budget (0: none). Once the copy-in went to
 // cp.async, ptxas took 231 registers for float32 posv's launch of every class (128
-// before; 8 warps per SM instead of 16): three blocks cap it at 170. A bound on the other
-// launches made ptxas spill where it had not (float32 potrf 12..15 at 128: 80 registers
-// and no spill unbounded).
+// before; 8 warps per SM instead of 16): three blocks bound it to 170 (ptxas: 168, 28
+// bytes of spill stores). Four blocks on every float32 launch made ptxas spill where it
+// had not (potrf 12..15: 128 registers and 128 bytes of spill stores, against 80
+// registers and none unbounded).
 template <typename T, int C_LO, int C_HI, bool kSolve>
 constexpr int warp_range_min_blocks() {
   return sizeof(T) == 4 && kSolve && C_HI - C_LO + 1 == kWarpOrderClasses ? 3 : 0;
