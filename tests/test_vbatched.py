@@ -20,7 +20,8 @@ from conftest import (
     tol,
     to_ref,
 )
-from vbatched_util import SIZE_SETS, RaggedCase, blocks_of, check_outside_is_zero
+from vbatched_util import (SIZE_SETS, RaggedCase, blocks_of, check_outside_is_zero,
+                           set_dominant_diagonal)
 
 CUDA_FAMILIES = ["warp", "registers", "shared", "greedy", "lazy", "binned", "tile", "tile-one"]
 
@@ -458,11 +459,7 @@ def _dominant_ragged(sizes, dtype):
     n = sizes.cuda()
     offsets = torch.cumsum(n * n, 0) - n * n
     values = torch.rand(int((sizes * sizes).sum()), dtype=dtype, device="cuda") * 2 - 1
-    owner = torch.repeat_interleave(torch.arange(len(n), device="cuda"), n)
-    first = torch.repeat_interleave(offsets - (torch.cumsum(n, 0) - n) * (n + 1), n)
-    j = torch.arange(int(sizes.sum()), device="cuda")
-    values[first + j * (n + 1)[owner]] = (n + 1)[owner].to(dtype)
-    return values, n, offsets
+    return set_dominant_diagonal(values, n, offsets), n, offsets
 
 
 @pytest.mark.cuda

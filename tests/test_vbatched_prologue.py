@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from conftest import cuda_kernel_names, ops
-from vbatched_util import check_outside_is_zero
+from vbatched_util import check_outside_is_zero, set_dominant_diagonal
 
 pytestmark = pytest.mark.cuda
 
@@ -181,10 +181,7 @@ def test_prologue_many_thread_blocks(monkeypatch, count, max_n):
     off = torch.cat([torch.zeros(1, dtype=torch.int64), ext.cumsum(0)[:-1]])
     numel = int(ext.sum())
     values = torch.rand(numel, dtype=torch.float32, device="cuda") * 2 - 1
-    owner = torch.repeat_interleave(torch.arange(count), n)
-    first = torch.repeat_interleave(off - (n.cumsum(0) - n) * (n + 1), n)
-    diag = first + torch.arange(int(n.sum())) * (n + 1)[owner]
-    values[diag.cuda()] = (n + 1)[owner].to(torch.float32).cuda()
+    set_dominant_diagonal(values, n, off)
     bad = n.clone()
     bad[count - 7] = -1
     for sizes, layout_ok in ((n, True), (bad, False)):
@@ -251,11 +248,8 @@ def test_one_launch_many_blocks(monkeypatch, count, max_n, dtype, layout):
     ext = n * n
     off = torch.cat([torch.zeros(1, dtype=torch.int64), ext.cumsum(0)[:-1]])
     numel = int(ext.sum())
-    values = torch.rand(numel, generator=g, dtype=torch.float64) * 2 - 1
-    owner = torch.repeat_interleave(torch.arange(count), n)
-    first = torch.repeat_interleave(off - (n.cumsum(0) - n) * (n + 1), n)
-    diag = first + torch.arange(int(n.sum())) * (n + 1)[owner]
-    values[diag] = (n + 1)[owner].to(torch.float64)
+    values = set_dominant_diagonal(torch.rand(numel, generator=g, dtype=torch.float64) * 2 - 1,
+                                   n, off)
     values[int(off[0])] = -1.0  # matrix 0 is not positive definite at its first pivot
     values = values.to(dtype).cuda()
     n[count - 3] = -1

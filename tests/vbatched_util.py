@@ -48,6 +48,19 @@ def blocks_of(values, sizes, offsets, cols=None, rows_first=True):
     return out
 
 
+def set_dominant_diagonal(values, n, offsets):
+    """Sets the diagonal of every block n_i x n_i at offsets[i] of values to n_i + 1, in
+    place (sizes >= 0): with the other entries in [-1, 1] each block, either triangle read
+    as symmetric, is then positive definite. Returns values."""
+    dev = values.device
+    n, offsets = n.to(dev), offsets.to(dev)
+    owner = torch.repeat_interleave(torch.arange(len(n), device=dev), n)
+    first = torch.repeat_interleave(offsets - (torch.cumsum(n, 0) - n) * (n + 1), n)
+    j = torch.arange(int(n.sum()), device=dev)
+    values[first + j * (n + 1)[owner]] = (n + 1)[owner].to(values.dtype)
+    return values
+
+
 def check_outside_is_zero(out, sizes, offsets, cols=None):
     """Every element of out outside the blocks (n_i x n_i, or n_i x cols, at offsets) is
     zero. The blocks must not overlap: +1 where one starts, -1 where it ends."""
