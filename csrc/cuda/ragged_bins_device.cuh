@@ -1,10 +1,9 @@
 // Device routines of the grouping by size class (ragged_bins.h): the group of a matrix
 // and the block-aggregated count and placement passes, shared by group_by_size's kernels
 // (ragged_bins_cuda.cu) and the fused prologue's settle phase (ragged_prologue_device.cuh).
-// Each thread
-// block counts (or places) its matrices with shared-memory atomics and then reserves its
-// slots with one global atomic per group, so the global counters see a few hundred
-// updates rather than one per matrix.
+// Each thread block counts (or places) its matrices with shared-memory atomics and then
+// reserves its slots with one global atomic per group, so the global counters see a few
+// hundred updates rather than one per matrix.
 #pragma once
 
 #include <cstdint>

@@ -2,10 +2,10 @@
 // device with max_n given (ragged_prologue_cuda.cu, ragged_prologue_device.cuh): the
 // metadata checks, the zeros of L outside its blocks and the grouping by size class in
 // two kernels (three for a two-pass grouping; none of its own where the one-launch
-// potrf runs its phases, warp_ragged_one.cuh), where the separate steps (block_status_cuda, ragged_matrix_output,
-// group_by_size) take five to eight GPU operations and two or three allocations beside L
-// and info. Those calls are bound by host time for small batches, a few microseconds per
-// GPU operation.
+// potrf runs its phases, warp_ragged_one.cuh), where the separate steps
+// (block_status_cuda, ragged_matrix_output, group_by_size) take five to eight GPU
+// operations and two or three allocations beside L and info. Those calls are bound by
+// host time for small batches, a few microseconds per GPU operation.
 #pragma once
 
 #include <ATen/ATen.h>

@@ -191,10 +191,11 @@ __device__ __forceinline__ int32_t check_blocks(const IdxT* __restrict__ n, cons
   return code;
 }
 
-// After check_blocks (a kernel before, or a grid-wide barrier): redoes the overlap check pairwise for each operand
-// whose flag some thread block raised (the other operand's statuses are exact already),
-// rewrites merged, and returns block i's final code (0 past the batch). Called by every
-// thread of the block; reads its statuses back where no flag is raised.
+// After check_blocks (a kernel before, or a grid-wide barrier): redoes the overlap check
+// pairwise for each operand whose flag some thread block raised (the other operand's
+// statuses are exact already), rewrites merged, and returns block i's final code (0 past
+// the batch). Called by every thread of the block; reads its statuses back where no flag
+// is raised.
 template <typename IdxT>
 __device__ __forceinline__ int32_t settle_blocks(const IdxT* __restrict__ n, const StatusArgs& a,
                                                  int nflags) {
